@@ -1,0 +1,171 @@
+//! codesearch._native: the Python bindings (thin) over the core modules.
+
+pub mod error;
+pub mod rrf;
+pub mod tokens;
+pub mod trigram;
+
+#[cfg(feature = "python")]
+mod bindings {
+    use std::path::PathBuf;
+
+    use pyo3::exceptions::PyValueError;
+    use pyo3::prelude::*;
+    use pyo3::pybacked::PyBackedBytes;
+    use pyo3::types::{PyBytes, PyList, PyString};
+
+    use crate::error::Error;
+    use crate::trigram::{self, SearchRequest};
+
+    impl From<Error> for PyErr {
+        fn from(e: Error) -> PyErr {
+            match e {
+                Error::Io(io) => io.into(),
+                other => PyValueError::new_err(other.to_string()),
+            }
+        }
+    }
+
+    /// One matching line.
+    #[pyclass(name = "GrepMatch", module = "codesearch._native", frozen, get_all)]
+    pub struct GrepMatch {
+        path: String,
+        line: u32,
+        text: String,
+        score: f64,
+        match_count: u32,
+        whole_word: bool,
+        definition_line: bool,
+    }
+
+    #[pymethods]
+    impl GrepMatch {
+        fn __repr__(&self) -> String {
+            format!("GrepMatch({:?}:{} score={:.3} {:?})", self.path, self.line, self.score, self.text)
+        }
+    }
+
+    #[pyclass(name = "GrepResult", module = "codesearch._native", frozen, get_all)]
+    pub struct GrepResult {
+        matches: Py<PyList>,
+        candidate_files: usize,
+        total_files: usize,
+        full_scan: bool,
+    }
+
+    /// A per-repository trigram index on disk: postings (trigram -> file ids) plus a content store.
+    #[pyclass(name = "TrigramIndex", module = "codesearch._native", frozen)]
+    pub struct TrigramIndex(trigram::TrigramIndex);
+
+    #[pymethods]
+    impl TrigramIndex {
+        #[staticmethod]
+        #[pyo3(signature = (dir, files, base=None, drop=None))]
+        fn build(
+            py: Python<'_>,
+            dir: PathBuf,
+            files: Vec<(String, PyBackedBytes)>,
+            base: Option<Bound<'_, TrigramIndex>>,
+            drop: Option<Vec<String>>,
+        ) -> PyResult<TrigramIndex> {
+            let base = base.as_ref().map(|b| &b.get().0);
+            let drop = drop.unwrap_or_default();
+            let files: Vec<(String, &[u8])> = files.iter().map(|(p, d)| (p.clone(), d.as_ref())).collect();
+            let index = py.detach(|| trigram::TrigramIndex::build(&dir, &files, base, &drop))?;
+            Ok(TrigramIndex(index))
+        }
+
+        #[staticmethod]
+        fn open(py: Python<'_>, dir: PathBuf) -> PyResult<TrigramIndex> {
+            Ok(TrigramIndex(py.detach(|| trigram::TrigramIndex::open(&dir))?))
+        }
+
+        fn num_files(&self) -> usize {
+            self.0.num_files()
+        }
+
+        fn paths(&self) -> Vec<String> {
+            self.0.paths().to_vec()
+        }
+
+        fn content<'py>(&self, py: Python<'py>, path: &str) -> Option<Bound<'py, PyBytes>> {
+            self.0.content(path).map(|d| PyBytes::new(py, d))
+        }
+
+        #[pyo3(signature = (pattern, is_regex, case_sensitive, limit, allowed=None))]
+        fn search(
+            &self,
+            py: Python<'_>,
+            pattern: &str,
+            is_regex: bool,
+            case_sensitive: bool,
+            limit: usize,
+            allowed: Option<Vec<u32>>,
+        ) -> PyResult<GrepResult> {
+            let req = SearchRequest { pattern, is_regex, case_sensitive, limit, allowed: allowed.as_deref() };
+            let result = py.detach(|| self.0.search(&req))?;
+            let matches = result.matches.into_iter().map(|m| GrepMatch {
+                path: m.path,
+                line: m.line,
+                text: m.text,
+                score: m.score,
+                match_count: m.match_count,
+                whole_word: m.whole_word,
+                definition_line: m.definition_line,
+            });
+            let matches = PyList::new(py, matches.map(|m| Py::new(py, m)).collect::<PyResult<Vec<_>>>()?)?;
+            Ok(GrepResult {
+                matches: matches.unbind(),
+                candidate_files: result.candidate_files,
+                total_files: result.total_files,
+                full_scan: result.full_scan,
+            })
+        }
+
+        fn postings_bytes(&self) -> u64 {
+            self.0.postings_bytes()
+        }
+
+        fn content_bytes(&self) -> u64 {
+            self.0.content_bytes()
+        }
+
+        fn __repr__(&self) -> String {
+            format!("TrigramIndex({:?}, files={})", self.0.dir(), self.0.num_files())
+        }
+    }
+
+    /// Weighted reciprocal rank fusion; see native/src/rrf.rs.
+    #[pyfunction]
+    fn fuse<'py>(
+        lists: Vec<Vec<Bound<'py, PyString>>>,
+        weights: Vec<f64>,
+        k: f64,
+    ) -> PyResult<Vec<(Bound<'py, PyString>, f64, Vec<i64>)>> {
+        let strs: Vec<Vec<&str>> =
+            lists.iter().map(|l| l.iter().map(|s| s.to_str()).collect::<PyResult<Vec<_>>>()).collect::<PyResult<_>>()?;
+        let fused = crate::rrf::fuse(&strs, &weights, k).map_err(PyValueError::new_err)?;
+        Ok(fused.into_iter().map(|f| (lists[f.first.0][f.first.1].clone(), f.score, f.ranks)).collect())
+    }
+
+    #[pyfunction]
+    fn code_tokens(text: &str) -> Vec<String> {
+        crate::tokens::code_tokens(text)
+    }
+
+    #[pyfunction]
+    fn code_tokens_joined(py: Python<'_>, texts: Vec<String>) -> Vec<String> {
+        py.detach(|| crate::tokens::code_tokens_joined(&texts))
+    }
+
+    #[pymodule]
+    fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        m.add_class::<TrigramIndex>()?;
+        m.add_class::<GrepMatch>()?;
+        m.add_class::<GrepResult>()?;
+        m.add_function(wrap_pyfunction!(fuse, m)?)?;
+        m.add_function(wrap_pyfunction!(code_tokens, m)?)?;
+        m.add_function(wrap_pyfunction!(code_tokens_joined, m)?)?;
+        Ok(())
+    }
+}

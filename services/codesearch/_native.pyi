@@ -1,0 +1,73 @@
+"""Type stubs for the Rust extension module codesearch._native (native/ in the repository)."""
+
+class GrepMatch:
+    """One matching line."""
+
+    path: str  # file path as given at build time
+    line: int  # 1-based line number
+    text: str  # the whole line, without its newline (lossy UTF-8)
+    score: float  # see native/src/trigram/score.rs for the formula
+    match_count: int  # matches on this line
+    whole_word: bool  # a match is bounded by non-identifier characters
+    definition_line: bool  # the line looks like a definition (def/class/fn/func/struct/...)
+
+class GrepResult:
+    matches: list[GrepMatch]  # best first, at most `limit`
+    candidate_files: int  # files admitted by the trigram filter
+    total_files: int  # files in the index (or in `allowed`)
+    full_scan: bool  # no trigram could be required: every file was verified
+
+class TrigramIndex:
+    """A per-repository trigram index on disk: postings (trigram -> file ids) plus a content store."""
+
+    @staticmethod
+    def build(
+        dir: str,
+        files: list[tuple[str, bytes]],
+        base: TrigramIndex | None = None,
+        drop: list[str] | None = None,
+    ) -> TrigramIndex:
+        """Writes a new index into `dir` (which must exist and be empty) and opens it.
+
+        The index holds `files` plus every file of `base` whose path is neither in `drop` nor in `files`.
+        Releases the GIL while building.
+        """
+    @staticmethod
+    def open(dir: str) -> TrigramIndex:
+        """Opens an index written by build(); memory-maps its files. Raises OSError/ValueError on damage."""
+    def num_files(self) -> int: ...
+    def paths(self) -> list[str]:
+        """Paths in file-id order."""
+    def content(self, path: str) -> bytes | None:
+        """The stored bytes of one file, or None."""
+    def search(
+        self,
+        pattern: str,
+        is_regex: bool,
+        case_sensitive: bool,
+        limit: int,
+        allowed: list[int] | None = None,
+    ) -> GrepResult:
+        """Literal or regex search. Raises ValueError with the position for an invalid regex or one over the size limit.
+
+        `allowed`: file ids to restrict to (None = all). Releases the GIL while searching.
+        """
+    def postings_bytes(self) -> int:
+        """Size on disk of the trigram postings (without the content store)."""
+    def content_bytes(self) -> int:
+        """Size on disk of the content store."""
+
+def fuse(
+    lists: list[list[str]], weights: list[float], k: float
+) -> list[tuple[str, float, list[int]]]:
+    """Weighted reciprocal rank fusion: score(id) = sum_i weights[i] / (k + rank_i + 1), rank 0-based.
+
+    Returns (id, score, ranks) best first, ranks[i] = -1 where list i lacks the id.
+    Ties break by the best (lowest) rank in any list, then by id, so the order is deterministic.
+    """
+
+def code_tokens(text: str) -> list[str]:
+    """Code-aware tokens, lower-cased: every identifier whole, plus its camelCase/PascalCase/snake_case/digit parts."""
+
+def code_tokens_joined(texts: list[str]) -> list[str]:
+    """code_tokens for many texts, each joined with single spaces (for a whitespace tokenizer). Releases the GIL."""

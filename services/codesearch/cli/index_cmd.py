@@ -1,0 +1,60 @@
+"""`codesearch index PATH [--name NAME] [--full]`: index a directory through the server, with a progress bar."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from codesearch.cli.client import call, channel
+from codesearch.v1 import search_pb2, search_pb2_grpc
+
+BAR_WIDTH = 30
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", help="directory to index")
+    parser.add_argument("--name", default="", help="repository name (default: the directory's name)")
+    parser.add_argument("--full", action="store_true", help="re-index every file, ignoring content hashes")
+    parser.add_argument("--quiet", action="store_true", help="print only the summary")
+
+
+def _bar(p: search_pb2.IndexRepositoryResponse) -> str:
+    phase = search_pb2.IndexPhase.Name(p.phase).removeprefix("INDEX_PHASE_").lower()
+    total = max(p.files_total, 1)
+    filled = int(BAR_WIDTH * p.files_done / total)
+    return (
+        f"\r{phase:<10} [{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {p.files_done}/{p.files_total} files, "
+        f"{p.chunks} chunks, {p.elapsed_seconds:.1f}s"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    # The server reads the directory: send an absolute path so the server's working directory does not matter.
+    path = str(Path(args.path).expanduser().absolute())
+    stub = search_pb2_grpc.SearchServiceStub(channel(args.address))
+    request = search_pb2.IndexRepositoryRequest(path=path, name=args.name, force_full=args.full)
+    tty = sys.stderr.isatty() and not args.quiet
+
+    def stream() -> search_pb2.IndexRepositoryResponse:
+        last = search_pb2.IndexRepositoryResponse()
+        for progress in stub.IndexRepository(request):
+            last = progress
+            if tty:
+                print(_bar(progress), end="", file=sys.stderr, flush=True)
+        if tty:
+            print(file=sys.stderr)
+        return last
+
+    done = call(args.address, stream)
+    print(
+        f"indexed {done.repository}: {done.files_total} files ({done.files_changed} changed, "
+        f"{done.files_unchanged} unchanged, {done.files_deleted} deleted, {done.files_skipped} skipped), "
+        f"{done.chunks} chunks in {done.elapsed_seconds:.1f}s, version {done.index_version}"
+    )
+    for w in done.warnings[: 10 if not os.environ.get("CODESEARCH_VERBOSE") else None]:
+        print(f"  warning: {w}")
+    for leg in done.degraded_legs:
+        print(f"  degraded: {leg}")
+    return 0

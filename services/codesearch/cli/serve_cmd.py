@@ -1,0 +1,32 @@
+"""`codesearch serve [all|keyword|vector|graph|rerank|orchestrator ...]`"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import logging
+
+from codesearch.config import Settings
+from codesearch.server import ALL_SERVICES, serve
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "services",
+        nargs="*",
+        default=["all"],
+        choices=["all", *ALL_SERVICES],
+        help="services to host in this process (default: all)",
+    )
+    parser.add_argument("--listen", help="address to listen on (default: --address / CODESEARCH_LISTEN)")
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = Settings.from_env()
+    listen = args.listen or args.address
+    settings = dataclasses.replace(settings, listen_addr=listen)
+    services = ALL_SERVICES if "all" in args.services else tuple(dict.fromkeys(args.services))
+    asyncio.run(serve(settings, services))
+    return 0

@@ -1,0 +1,1 @@
+"""Pieces every service shares: validation, snapshots on disk, index update streams, the file walk."""

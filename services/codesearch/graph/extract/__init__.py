@@ -1,0 +1,82 @@
+"""extract(path, language, source) -> Extraction | None: definitions, calls and imports of one file."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+
+from codesearch.graph.extract.base import LanguageSpec, run
+from codesearch.graph.extract.model import CallSite, Definition, Extraction, ImportRef
+
+__all__ = [
+    "CallSite",
+    "Definition",
+    "Extraction",
+    "ImportRef",
+    "extract",
+    "supported_languages",
+    "python_module",
+]
+
+log = logging.getLogger(__name__)
+
+# language name -> (module, attribute holding its LanguageSpec)
+_SPECS: dict[str, tuple[str, str]] = {
+    "python": ("python", "SPEC"),
+    "javascript": ("javascript", "JAVASCRIPT"),
+    "typescript": ("javascript", "TYPESCRIPT"),
+    "tsx": ("javascript", "TSX"),
+    "go": ("go", "SPEC"),
+    "rust": ("rust", "SPEC"),
+    "java": ("java", "SPEC"),
+    "c": ("c_family", "C"),
+    "cpp": ("c_family", "CPP"),
+    "ruby": ("ruby", "SPEC"),
+    "csharp": ("csharp", "SPEC"),
+    "php": ("php", "SPEC"),
+}
+_loaded: dict[str, LanguageSpec | None] = {}
+
+
+def _spec(language: str) -> LanguageSpec | None:
+    if language not in _loaded:
+        entry = _SPECS.get(language)
+        spec = None
+        if entry is not None:
+            try:
+                spec = getattr(importlib.import_module(f"codesearch.graph.extract.{entry[0]}"), entry[1])
+            except ImportError as e:  # grammar wheel missing: the language is simply not extracted
+                log.warning("no grammar for %s: %s", language, e)
+        _loaded[language] = spec
+    return _loaded[language]
+
+
+def supported_languages() -> list[str]:
+    return sorted(_SPECS)
+
+
+def python_module(path: str) -> str:
+    """Dotted module name of a Python file path relative to the repository root ("email/utils.py" -> "email.utils")."""
+    p = path[:-4] if path.endswith(".pyi") else path[:-3] if path.endswith(".py") else path
+    parts = p.split("/")
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def extract(path: str, language: str, source: bytes) -> Extraction | None:
+    """Definitions, calls and imports of one file; None when there is no grammar for `language`.
+
+    Never raises on bad input: syntax errors are recovered from and counted in `error_count`.
+    """
+    spec = _spec(language)
+    if spec is None:
+        return None
+    try:
+        result = run(spec, path, source)
+    except Exception:  # a grammar or query bug must not take the indexer down with it
+        log.exception("extraction failed for %s (%s)", path, language)
+        return Extraction(path=path, language=language, error_count=1)
+    if language == "python":
+        result.module = python_module(path)
+    return result

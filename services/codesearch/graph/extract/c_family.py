@@ -1,0 +1,71 @@
+"""C and C++: functions, structs, classes, enums, typedefs, namespaces, methods (`A::f`), calls, #include."""
+
+from __future__ import annotations
+
+import tree_sitter_c
+import tree_sitter_cpp
+from tree_sitter import Node
+
+from codesearch.graph.extract.base import LanguageSpec, text
+from codesearch.graph.extract.model import ImportRef
+
+_C = r"""
+(function_definition declarator: (function_declarator declarator: (identifier) @name)) @def.function
+(function_definition declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))) @def.function
+(struct_specifier name: (type_identifier) @name body: (field_declaration_list)) @def.struct
+(union_specifier name: (type_identifier) @name body: (field_declaration_list)) @def.struct
+(enum_specifier name: (type_identifier) @name body: (enumerator_list)) @def.enum
+(type_definition declarator: (type_identifier) @name) @def.type_alias
+(preproc_function_def name: (identifier) @name) @def.function
+(call_expression function: (identifier) @callee) @call
+(call_expression function: (field_expression argument: (_) @receiver field: (field_identifier) @callee)) @call
+(preproc_include) @import
+"""
+
+_CPP = r"""
+(function_definition declarator: (function_declarator declarator: [(identifier) (field_identifier)
+  (qualified_identifier) (destructor_name) (operator_name)] @name)) @def.function
+(function_definition declarator: (reference_declarator (function_declarator declarator: [(identifier)
+  (qualified_identifier)] @name))) @def.function
+(function_definition declarator: (pointer_declarator declarator: (function_declarator declarator: [(identifier)
+  (qualified_identifier)] @name))) @def.function
+(field_declaration_list (declaration declarator: (function_declarator declarator: [(field_identifier)
+  (identifier)] @name)) @def.method)
+(field_declaration_list (field_declaration declarator: (function_declarator declarator: (field_identifier) @name)) @def.method)
+(class_specifier name: (type_identifier) @name body: (field_declaration_list)) @def.class
+(struct_specifier name: (type_identifier) @name body: (field_declaration_list)) @def.struct
+(union_specifier name: (type_identifier) @name body: (field_declaration_list)) @def.struct
+(enum_specifier name: (type_identifier) @name body: (enumerator_list)) @def.enum
+(type_definition declarator: (type_identifier) @name) @def.type_alias
+(alias_declaration name: (type_identifier) @name) @def.type_alias
+(namespace_definition name: (_) @name) @def.module
+(preproc_function_def name: (identifier) @name) @def.function
+(call_expression function: (identifier) @callee) @call
+(call_expression function: (qualified_identifier scope: (_) @receiver name: (identifier) @callee)) @call
+(call_expression function: (field_expression argument: (_) @receiver field: (field_identifier) @callee)) @call
+(call_expression function: (template_function name: (identifier) @callee)) @call
+(preproc_include) @import
+"""
+
+
+def imports(node: Node, source: bytes) -> list[ImportRef]:
+    path = node.child_by_field_name("path")
+    if path is None:
+        return []
+    spec = text(path, source).strip()
+    kind = "system" if path.type == "system_lib_string" else ""
+    return [ImportRef(module=spec.strip('"<>'), line=node.start_point[0] + 1, kind=kind)]
+
+
+def split_cpp(name: str) -> tuple[str, str]:
+    """`ns::A::f` -> ("f", "ns.A"); template arguments dropped."""
+    if "::" not in name:
+        return name, ""
+    parts = [p.split("<", 1)[0] for p in name.replace(" ", "").split("::")]
+    return parts[-1], ".".join(p for p in parts[:-1] if p)
+
+
+C = LanguageSpec(name="c", load=tree_sitter_c.language, query=_C, imports=imports)
+CPP = LanguageSpec(
+    name="cpp", load=tree_sitter_cpp.language, query=_CPP, imports=imports, split_name=split_cpp
+)

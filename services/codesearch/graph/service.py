@@ -1,0 +1,317 @@
+"""GraphService: definitions, references, callees, impact, neighbours and centrality over per-repository graphs."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import grpc
+
+from codesearch.common.errors import check_limit, check_query, check_repo_name, invalid, not_found
+from codesearch.common.grpc_util import rpc
+from codesearch.common.index_update import IndexBatch, read_update_stream
+from codesearch.common.snapshot import SnapshotDir, list_repositories
+from codesearch.config import Settings
+from codesearch.graph.query import GraphReader, kind_name
+from codesearch.graph.store import DB_NAME, UpdateStats, build_generation, connect_readonly, parse_files
+from codesearch.v1 import common_pb2, graph_pb2, graph_pb2_grpc
+
+R = graph_pb2
+SERVICE_DIR = "graph"
+MAX_NAME_CHARS = 512  # symbol names and targets; anything longer is not a name
+DEFAULT_LIMIT = 50  # results when the request says 0
+MAX_LIMIT = 1000  # per the proto: FindDefinitions/References/Callees take 1..1000
+MAX_IMPACT_LIMIT = 5000  # per the proto
+DEFAULT_IMPACT_LIMIT = 200  # dependents when the request says 0
+DEFAULT_DEPTH = 3  # hops when the request says 0 (per the proto)
+MAX_DEPTH = 10  # per the proto
+MAX_NEIGHBORS = 200  # per the proto
+DEFAULT_NEIGHBORS = 20  # neighbours when the request says 0
+# Order used to merge per-repository resolutions: the most certain answer wins.
+RESOLUTION_RANK = [R.RESOLUTION_EXACT, R.RESOLUTION_AMBIGUOUS, R.RESOLUTION_CASE_INSENSITIVE,
+                   R.RESOLUTION_FUZZY, R.RESOLUTION_NOT_FOUND]  # fmt: skip
+
+
+def _merge_resolution(values: list[int], total: int) -> int:
+    best = min(values, key=RESOLUTION_RANK.index) if values else R.RESOLUTION_NOT_FOUND
+    if best == R.RESOLUTION_EXACT and total > 1:
+        return R.RESOLUTION_AMBIGUOUS
+    return best
+
+
+class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
+    def __init__(self, settings: Settings) -> None:
+        self.root: Path = settings.service_dir(SERVICE_DIR)
+        self._write_locks: dict[str, asyncio.Lock] = {}
+        self._readers: dict[str, tuple[Path, GraphReader]] = {}
+        self._readers_lock = threading.Lock()
+
+    # --- storage ------------------------------------------------------------------------------------------
+    def _snapshot(self, repo: str) -> SnapshotDir:
+        return SnapshotDir(self.root / repo)
+
+    def reader(self, repo: str) -> GraphReader | None:
+        """The reader of a repository's live generation (cached until the generation changes)."""
+        current = self._snapshot(repo).current()
+        if current is None:
+            return None
+        with self._readers_lock:
+            cached = self._readers.get(repo)
+            if cached is not None and cached[0] == current:
+                return cached[1]
+            # The old reader is dropped, not closed: a query may still be running on it in another thread.
+            reader = GraphReader(repo, connect_readonly(current / DB_NAME))
+            self._readers[repo] = (current, reader)
+            return reader
+
+    def readers(self, repositories: list[str]) -> list[GraphReader]:
+        names = list(repositories) or list_repositories(self.root)
+        out = []
+        for name in names:
+            check_repo_name(name)
+            r = self.reader(name)
+            if r is None:
+                raise not_found(f"repository {name!r} has no graph index")
+            out.append(r)
+        return out
+
+    def apply_batch(self, batch: IndexBatch) -> tuple[UpdateStats, int]:
+        """Builds and commits the next generation (blocking; run in a thread)."""
+        snap = self._snapshot(batch.repository)
+        previous = snap.current()
+        building = snap.begin()
+        try:
+            files = parse_files((f.path, f.language, f.content_hash, f.content) for f in batch.files)
+            stats = build_generation(
+                previous / DB_NAME if previous else None,
+                building / DB_NAME,
+                files,
+                batch.deleted_paths,
+                batch.replace_all,
+                batch.index_version,
+            )
+            snap.commit(building)
+        except BaseException:
+            snap.abort(building)
+            raise
+        return stats, batch.index_version
+
+    # --- RPCs ----------------------------------------------------------------------------------------------
+    @rpc
+    async def UpdateGraphIndex(
+        self,
+        request_iterator: AsyncIterator[graph_pb2.UpdateGraphIndexRequest],
+        context: grpc.aio.ServicerContext,
+    ) -> graph_pb2.UpdateGraphIndexResponse:
+        batch = await read_update_stream(request_iterator)
+        check_repo_name(batch.repository)
+        lock = self._write_locks.setdefault(batch.repository, asyncio.Lock())
+        async with lock:
+            stats, version = await asyncio.to_thread(self.apply_batch, batch)
+        return graph_pb2.UpdateGraphIndexResponse(
+            result=common_pb2.IndexUpdateResult(
+                repository=batch.repository,
+                files_upserted=stats.files_upserted,
+                files_deleted=stats.files_deleted,
+                chunks_total=stats.definitions,
+                index_version=version,
+            ),
+            files_with_errors=stats.files_with_errors,
+        )
+
+    @rpc
+    async def FindDefinitions(
+        self, request: graph_pb2.FindDefinitionsRequest, context: grpc.aio.ServicerContext
+    ) -> graph_pb2.FindDefinitionsResponse:
+        name = check_query(request.name, MAX_NAME_CHARS, "name")
+        limit = check_limit(request.limit, DEFAULT_LIMIT, MAX_LIMIT)
+        if request.kind not in R.SymbolKind.values():
+            raise invalid(f"unknown symbol kind {request.kind}")
+        kind = kind_name(request.kind)
+        readers = self.readers(list(request.repositories))
+
+        def work() -> graph_pb2.FindDefinitionsResponse:
+            results = [(r, *r.lookup(name, kind, request.language)) for r in readers]
+            resolutions = [res for _r, res, defs in results if defs]
+            merged = [(d.score(), r, d) for r, _res, defs in results for d in defs]
+            merged.sort(key=lambda x: -x[0])
+            resolution = _merge_resolution(resolutions, len(merged))
+            return graph_pb2.FindDefinitionsResponse(
+                symbols=[r.symbol(d) for _s, r, d in merged[:limit]],
+                resolution=resolution,  # type: ignore[arg-type]
+            )
+
+        return await asyncio.to_thread(work)
+
+    @rpc
+    async def FindReferences(
+        self, request: graph_pb2.FindReferencesRequest, context: grpc.aio.ServicerContext
+    ) -> graph_pb2.FindReferencesResponse:
+        name = check_query(request.name, MAX_NAME_CHARS, "name")
+        limit = check_limit(request.limit, DEFAULT_LIMIT, MAX_LIMIT)
+        readers = self.readers(list(request.repositories))
+
+        def work() -> graph_pb2.FindReferencesResponse:
+            resolutions, refs, targets = [], [], []
+            for r in readers:
+                res, tdefs, rrefs = r.references(name, limit)
+                if tdefs or rrefs:
+                    resolutions.append(res)
+                refs += rrefs
+                targets += [r.symbol(d) for d in tdefs]
+            if len(readers) > 1:  # keep each repository's file grouping, most central group first
+                refs.sort(key=lambda x: -x[0])
+            resolution = _merge_resolution(resolutions, len(targets))
+            if resolution == R.RESOLUTION_EXACT and not targets:
+                resolution = R.RESOLUTION_AMBIGUOUS
+            return graph_pb2.FindReferencesResponse(
+                references=[ref for _c, ref in refs[:limit]],
+                resolution=resolution,
+                targets=targets,  # type: ignore[arg-type]
+            )
+
+        return await asyncio.to_thread(work)
+
+    @rpc
+    async def FindCallees(
+        self, request: graph_pb2.FindCalleesRequest, context: grpc.aio.ServicerContext
+    ) -> graph_pb2.FindCalleesResponse:
+        name = check_query(request.name, MAX_NAME_CHARS, "name")
+        limit = check_limit(request.limit, DEFAULT_LIMIT, MAX_LIMIT)
+        readers = self.readers(list(request.repositories))
+
+        def work() -> graph_pb2.FindCalleesResponse:
+            best: tuple[int, GraphReader, list, list] | None = None
+            for r in readers:
+                res, defs, calls = r.callees(name, limit)
+                if res == R.RESOLUTION_NOT_FOUND:
+                    continue
+                if best is None or RESOLUTION_RANK.index(res) < RESOLUTION_RANK.index(best[0]):
+                    best = (res, r, defs, calls)
+            if best is None:
+                return graph_pb2.FindCalleesResponse(resolution=R.RESOLUTION_NOT_FOUND)
+            res, r, defs, calls = best
+            return graph_pb2.FindCalleesResponse(
+                callees=[r.symbol(d) for d in defs],
+                resolution=res,
+                calls=calls,  # type: ignore[arg-type]
+            )
+
+        return await asyncio.to_thread(work)
+
+    @rpc
+    async def Impact(
+        self, request: graph_pb2.ImpactRequest, context: grpc.aio.ServicerContext
+    ) -> graph_pb2.ImpactResponse:
+        target = check_query(request.target, MAX_NAME_CHARS, "target")
+        if request.max_depth < 0 or request.max_depth > MAX_DEPTH:
+            raise invalid(f"max_depth must be between 1 and {MAX_DEPTH}, got {request.max_depth}")
+        depth = request.max_depth or DEFAULT_DEPTH
+        limit = check_limit(request.limit, DEFAULT_IMPACT_LIMIT, MAX_IMPACT_LIMIT)
+        readers = self.readers(list(request.repositories))
+
+        def work() -> graph_pb2.ImpactResponse:
+            resolutions, items, resolved = [], [], []
+            for r in readers:
+                res, names, ritems = r.impact(target, depth, limit)
+                if names:
+                    resolutions.append(res)
+                resolved += names
+                items += ritems
+            items.sort(key=lambda it: it.distance)  # stable: keeps each repository's order within a distance
+            return graph_pb2.ImpactResponse(
+                items=items[:limit],
+                resolution=_merge_resolution(resolutions, len(resolved)),  # type: ignore[arg-type]
+                resolved_targets=resolved,
+            )
+
+        return await asyncio.to_thread(work)
+
+    @rpc
+    async def Neighbors(
+        self, request: graph_pb2.NeighborsRequest, context: grpc.aio.ServicerContext
+    ) -> graph_pb2.NeighborsResponse:
+        loc = request.location
+        if not loc.repository or not loc.path:
+            raise invalid("location needs a repository and a path")
+        if loc.start_line < 1 or (loc.end_line and loc.end_line < loc.start_line):
+            raise invalid("location lines must be 1-based with end_line >= start_line")
+        limit = check_limit(request.limit, DEFAULT_NEIGHBORS, MAX_NEIGHBORS)
+        reader = self.readers([loc.repository])[0]
+
+        def work() -> graph_pb2.NeighborsResponse:
+            found = reader.neighbors(loc.path, loc.start_line, loc.end_line or loc.start_line, limit)
+            return graph_pb2.NeighborsResponse(
+                neighbors=[graph_pb2.Neighbor(symbol=reader.symbol(d), relation=rel) for d, rel in found]
+            )
+
+        return await asyncio.to_thread(work)
+
+    @rpc
+    async def Centrality(
+        self, request: graph_pb2.CentralityRequest, context: grpc.aio.ServicerContext
+    ) -> graph_pb2.CentralityResponse:
+        repos = sorted({loc.repository for loc in request.locations})
+        for name in repos:
+            check_repo_name(name)
+        # A location in a repository without a graph gets 0 ("no definition known"), not an error: the
+        # orchestrator asks for every hit and some legs may know repositories this one does not.
+        readers = {name: self.reader(name) for name in repos}
+
+        def work() -> graph_pb2.CentralityResponse:
+            values = []
+            for loc in request.locations:
+                r = readers.get(loc.repository)
+                values.append(
+                    r.centrality(loc.path, loc.start_line, loc.end_line or loc.start_line) if r else 0.0
+                )
+            return graph_pb2.CentralityResponse(values=values)
+
+        return await asyncio.to_thread(work)
+
+    @rpc
+    async def GetGraphStats(
+        self, request: graph_pb2.GetGraphStatsRequest, context: grpc.aio.ServicerContext
+    ) -> graph_pb2.GetGraphStatsResponse:
+        readers = self.readers(list(request.repositories))
+
+        def work() -> graph_pb2.GetGraphStatsResponse:
+            out = []
+            for r in readers:
+                files, defs, edges, errors, version = r.stats()
+                current = self._snapshot(r.repository).current()
+                disk = sum(p.stat().st_size for p in current.iterdir()) if current else 0
+                out.append(
+                    common_pb2.LegIndexStats(
+                        repository=r.repository,
+                        files=files,
+                        items=defs,
+                        disk_bytes=disk,
+                        index_version=version,
+                        detail=f"{edges} edges, {errors} files with parse errors",
+                    )
+                )
+            return graph_pb2.GetGraphStatsResponse(repositories=out)
+
+        return await asyncio.to_thread(work)
+
+    @rpc
+    async def DeleteGraphRepository(
+        self, request: graph_pb2.DeleteGraphRepositoryRequest, context: grpc.aio.ServicerContext
+    ) -> graph_pb2.DeleteGraphRepositoryResponse:
+        name = check_repo_name(request.repository)
+        lock = self._write_locks.setdefault(name, asyncio.Lock())
+        async with lock:
+            if self._snapshot(name).current() is None:
+                raise not_found(f"repository {name!r} has no graph index")
+            with self._readers_lock:
+                self._readers.pop(name, None)
+            deleted = await asyncio.to_thread(self._snapshot(name).delete)
+        return graph_pb2.DeleteGraphRepositoryResponse(deleted=deleted)
+
+
+def register(server: grpc.aio.Server, settings: Settings) -> list[str]:
+    graph_pb2_grpc.add_GraphServiceServicer_to_server(GraphServicer(settings), server)
+    return [graph_pb2.DESCRIPTOR.services_by_name["GraphService"].full_name]

@@ -1,0 +1,1 @@
+"""Keyword leg: BM25 (tantivy) and trigram literal/regex search."""

@@ -1,0 +1,171 @@
+"""BM25 over chunks with tantivy, on code-aware tokens.
+
+Text is tokenised by the native `code_tokens` (identifiers whole and split into camelCase/snake_case parts,
+lower-cased) and handed to tantivy with a whitespace tokenizer, so indexing and querying split identically.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import tantivy
+
+from codesearch import _native
+
+TOKENIZER = "code_ws"
+PATH_BOOST = 2.0  # a query word in the file path is strong evidence (`utils` → email/utils.py)
+SYMBOL_BOOST = 3.0  # a query word naming the chunk's own definition is stronger still
+BREADCRUMB_BOOST = 1.5  # the enclosing class or module names the topic of its methods
+MAX_TOKEN_CHARS = 64  # longer "tokens" are hashes or data, not words anyone searches for
+WRITER_HEAP_BYTES = 64 << 20  # tantivy's minimum is 15 MB per thread; 64 MB keeps segments few on big repos
+WRITER_THREADS = 1  # the indexer already runs legs in parallel on 2 cores
+
+
+@dataclass(frozen=True)
+class ChunkDoc:
+    path: str
+    start_line: int
+    end_line: int
+    language: str
+    text: str
+    symbol: str
+    breadcrumb: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Bm25Hit:
+    doc: ChunkDoc
+    score: float
+
+
+def _schema() -> tantivy.Schema:
+    b = tantivy.SchemaBuilder()
+    b.add_text_field("path", stored=True, tokenizer_name="raw")  # exact path, for deletes and filters
+    b.add_text_field("path_tokens", stored=False, tokenizer_name=TOKENIZER)
+    b.add_text_field("language", stored=True, tokenizer_name="raw")
+    b.add_integer_field("start_line", stored=True)
+    b.add_integer_field("end_line", stored=True)
+    b.add_text_field("body", stored=False, tokenizer_name=TOKENIZER)
+    b.add_text_field("symbol_tokens", stored=False, tokenizer_name=TOKENIZER)
+    b.add_text_field("crumb_tokens", stored=False, tokenizer_name=TOKENIZER)
+    b.add_text_field("text", stored=True, tokenizer_name="raw", index_option="basic")
+    b.add_text_field("symbol", stored=True, tokenizer_name="raw")
+    b.add_text_field("breadcrumb", stored=True, tokenizer_name="raw")
+    return b.build()
+
+
+def _analyzer() -> tantivy.TextAnalyzer:
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace())
+        .filter(tantivy.Filter.remove_long(MAX_TOKEN_CHARS))
+        .build()
+    )
+
+
+def _open(path: Path) -> tantivy.Index:
+    index = tantivy.Index(_schema(), path=str(path), reuse=True)
+    index.register_tokenizer(TOKENIZER, _analyzer())
+    return index
+
+
+def write(path: Path, base: Path | None, docs: list[ChunkDoc], drop_paths: set[str]) -> int:
+    """Builds the index in `path` (empty): `base`'s segments hard-linked in, `drop_paths` deleted, `docs` added.
+
+    Returns the number of documents in the committed index.
+    """
+    path.mkdir(parents=True, exist_ok=True)
+    if base is not None and base.is_dir():
+        for f in base.iterdir():
+            if f.is_file() and not f.name.startswith(".tantivy-"):  # lock files belong to the old writer
+                os.link(f, path / f.name)  # segments are immutable: sharing them is safe and free
+    index = _open(path)
+    writer = index.writer(heap_size=WRITER_HEAP_BYTES, num_threads=WRITER_THREADS)
+    for p in sorted(drop_paths):
+        writer.delete_documents_by_term("path", p)
+    bodies = _native.code_tokens_joined([d.text for d in docs])
+    paths = _native.code_tokens_joined([d.path for d in docs])
+    symbols = _native.code_tokens_joined([d.symbol.replace(".", " ") for d in docs])
+    crumbs = _native.code_tokens_joined([" ".join(d.breadcrumb) for d in docs])
+    for d, body, path_tok, symbol_tok, crumb_tok in zip(docs, bodies, paths, symbols, crumbs, strict=True):
+        writer.add_document(
+            tantivy.Document(
+                path=d.path,
+                path_tokens=path_tok,
+                language=d.language,
+                start_line=d.start_line,
+                end_line=d.end_line,
+                body=body,
+                symbol_tokens=symbol_tok,
+                crumb_tokens=crumb_tok,
+                text=d.text,
+                symbol=d.symbol,
+                breadcrumb="\x1f".join(d.breadcrumb),
+            )
+        )
+    writer.commit()
+    writer.wait_merging_threads()
+    index.reload()
+    return index.searcher().num_docs
+
+
+class Bm25Reader:
+    """A searcher over one committed BM25 index."""
+
+    def __init__(self, path: Path) -> None:
+        self.index = _open(path)
+        self.searcher = self.index.searcher()
+        self.schema = self.index.schema
+
+    @property
+    def num_docs(self) -> int:
+        return int(self.searcher.num_docs)
+
+    def query_tokens(self, query: str) -> list[str]:
+        seen: dict[str, None] = {}
+        for t in _native.code_tokens(query):
+            if len(t) <= MAX_TOKEN_CHARS:
+                seen.setdefault(t, None)
+        return list(seen)
+
+    def search(self, query: str, limit: int, languages: list[str]) -> list[Bm25Hit]:
+        tokens = self.query_tokens(query)
+        if not tokens:
+            return []
+        should: list[tuple[tantivy.Occur, tantivy.Query]] = []
+        for t in tokens:
+            for field, boost in (
+                ("body", 1.0),
+                ("path_tokens", PATH_BOOST),
+                ("symbol_tokens", SYMBOL_BOOST),
+                ("crumb_tokens", BREADCRUMB_BOOST),
+            ):
+                q = tantivy.Query.term_query(self.schema, field, t)
+                should.append((tantivy.Occur.Should, q if boost == 1.0 else tantivy.Query.boost_query(q, boost)))
+        query_obj = tantivy.Query.boolean_query(should)
+        if languages:
+            lang = tantivy.Query.boolean_query(
+                [(tantivy.Occur.Should, tantivy.Query.term_query(self.schema, "language", x)) for x in languages]
+            )
+            query_obj = tantivy.Query.boolean_query([(tantivy.Occur.Must, query_obj), (tantivy.Occur.Must, lang)])
+        result = self.searcher.search(query_obj, limit=limit, count=False)
+        hits = []
+        for score, address in result.hits:
+            doc = self.searcher.doc(address)
+            crumb = doc.get_first("breadcrumb") or ""
+            hits.append(
+                Bm25Hit(
+                    ChunkDoc(
+                        path=doc.get_first("path"),
+                        start_line=int(doc.get_first("start_line")),
+                        end_line=int(doc.get_first("end_line")),
+                        language=doc.get_first("language") or "",
+                        text=doc.get_first("text") or "",
+                        symbol=doc.get_first("symbol") or "",
+                        breadcrumb=tuple(crumb.split("\x1f")) if crumb else (),
+                    ),
+                    float(score),
+                )
+            )
+        return hits

@@ -1,0 +1,219 @@
+"""KeywordService: BM25 and trigram (literal/regex) search over per-repository snapshots."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import grpc
+import pathspec
+
+from codesearch.common.errors import check_limit, check_query, check_repo_name, invalid, not_found
+from codesearch.common.grpc_util import rpc
+from codesearch.common.index_update import read_update_stream
+from codesearch.common.snapshot import SnapshotDir, list_repositories
+from codesearch.config import MAX_QUERY_CHARS, Settings
+from codesearch.keyword.bm25 import Bm25Hit
+from codesearch.keyword.store import KeywordSnapshot, apply_batch, dir_bytes, open_snapshot
+from codesearch.v1 import common_pb2, keyword_pb2, keyword_pb2_grpc
+
+SERVICE_NAME = keyword_pb2.DESCRIPTOR.services_by_name["KeywordService"].full_name
+DEFAULT_LIMIT = 20  # a page of results
+MAX_LIMIT = 1000  # the fusion stage never needs more
+GLOB_OVERSAMPLE = 5  # BM25 has no path filter inside tantivy: fetch more, then filter
+SNIPPET_LINES = 6  # head of a chunk shown as its snippet
+MAX_LINE_CHARS = 500  # a minified line would drown the response
+
+
+class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
+    def __init__(self, settings: Settings) -> None:
+        self.root = settings.service_dir("keyword")
+        self._snapshots: dict[str, KeywordSnapshot] = {}
+        self._write_locks: dict[str, asyncio.Lock] = {}
+
+    # --- snapshots -------------------------------------------------------------------------------------------
+    def _snapdir(self, repo: str) -> SnapshotDir:
+        return SnapshotDir(self.root / check_repo_name(repo))
+
+    def snapshot(self, repo: str) -> KeywordSnapshot:
+        """The live snapshot of a repository, reopened when a newer generation was committed."""
+        snapdir = self._snapdir(repo)
+        current = snapdir.current()
+        if current is None:
+            raise not_found(f"repository {repo!r} is not indexed")
+        cached = self._snapshots.get(repo)
+        if cached is None or cached.generation != current:
+            cached = open_snapshot(current, snapdir.version())
+            self._snapshots[repo] = cached
+        return cached
+
+    def _selected(self, repositories: list[str]) -> list[tuple[str, KeywordSnapshot]]:
+        names = list(repositories) or list_repositories(self.root)
+        return [(r, self.snapshot(r)) for r in names]
+
+    # --- writes ----------------------------------------------------------------------------------------------
+    @rpc
+    async def UpdateKeywordIndex(
+        self, request_iterator: AsyncIterator[keyword_pb2.UpdateKeywordIndexRequest], context: grpc.aio.ServicerContext
+    ) -> keyword_pb2.UpdateKeywordIndexResponse:
+        batch = await read_update_stream(request_iterator)
+        lock = self._write_locks.setdefault(batch.repository, asyncio.Lock())
+        async with lock:
+            snapdir = self._snapdir(batch.repository)
+            generation, files, chunks = await asyncio.to_thread(apply_batch, snapdir, batch)
+        return keyword_pb2.UpdateKeywordIndexResponse(
+            result=common_pb2.IndexUpdateResult(
+                repository=batch.repository,
+                files_upserted=len(batch.files),
+                files_deleted=len(batch.deleted_paths),
+                chunks_total=chunks,
+                index_version=snapdir.version(),
+            )
+        )
+
+    @rpc
+    async def DeleteKeywordRepository(
+        self, request: keyword_pb2.DeleteKeywordRepositoryRequest, context: grpc.aio.ServicerContext
+    ) -> keyword_pb2.DeleteKeywordRepositoryResponse:
+        lock = self._write_locks.setdefault(request.repository, asyncio.Lock())
+        async with lock:
+            self._snapshots.pop(request.repository, None)
+            deleted = await asyncio.to_thread(self._snapdir(request.repository).delete)
+        return keyword_pb2.DeleteKeywordRepositoryResponse(deleted=deleted)
+
+    # --- reads -----------------------------------------------------------------------------------------------
+    @rpc
+    async def KeywordSearch(
+        self, request: keyword_pb2.KeywordSearchRequest, context: grpc.aio.ServicerContext
+    ) -> keyword_pb2.KeywordSearchResponse:
+        check_query(request.query, MAX_QUERY_CHARS)
+        limit = check_limit(request.limit, DEFAULT_LIMIT, MAX_LIMIT)
+        selected = self._selected(list(request.repositories))
+        spec = pathspec.PathSpec.from_lines("gitignore", [request.path_glob]) if request.path_glob else None
+        fetch = limit * GLOB_OVERSAMPLE if spec else limit
+
+        def run() -> list[common_pb2.Hit]:
+            scored = []
+            for repo, snap in selected:
+                for h in snap.bm25.search(request.query, fetch, list(request.languages)):
+                    if spec is None or spec.match_file(h.doc.path):
+                        scored.append((repo, h))
+            # Several repositories: one list by BM25 score (same analyzer and scoring in each index).
+            scored.sort(key=lambda rh: (-rh[1].score, rh[0], rh[1].doc.path, rh[1].doc.start_line))
+            return [_bm25_hit(repo, h, rank) for rank, (repo, h) in enumerate(scored[:limit])]
+
+        return keyword_pb2.KeywordSearchResponse(hits=await asyncio.to_thread(run))
+
+    @rpc
+    async def Grep(self, request: keyword_pb2.GrepRequest, context: grpc.aio.ServicerContext) -> keyword_pb2.GrepResponse:
+        check_query(request.pattern, MAX_QUERY_CHARS, "pattern")
+        limit = check_limit(request.limit, DEFAULT_LIMIT, MAX_LIMIT)
+        is_regex = request.syntax == keyword_pb2.PATTERN_SYNTAX_REGEX
+        selected = self._selected(list(request.repositories))
+
+        def run() -> keyword_pb2.GrepResponse:
+            resp = keyword_pb2.GrepResponse()
+            found = []
+            for repo, snap in selected:
+                allowed = snap.allowed_ids(list(request.languages), request.path_glob)
+                try:
+                    result = snap.trigram.search(request.pattern, is_regex, request.case_sensitive, limit, allowed)
+                except ValueError as e:
+                    raise invalid(f"invalid {'regex' if is_regex else 'pattern'}: {e}") from None
+                resp.candidate_files += result.candidate_files
+                resp.total_files += result.total_files
+                resp.full_scan = resp.full_scan or result.full_scan
+                found += [(repo, snap, m) for m in result.matches]
+            found.sort(key=lambda x: (-x[2].score, x[0], x[2].path, x[2].line))
+            for rank, (repo, snap, m) in enumerate(found[:limit]):
+                resp.hits.append(
+                    common_pb2.Hit(
+                        location=common_pb2.Location(
+                            repository=repo, path=m.path, start_line=m.line, end_line=m.line
+                        ),
+                        snippet=m.text[:MAX_LINE_CHARS],
+                        score=m.score,
+                        leg_scores=[common_pb2.LegScore(leg=common_pb2.LEG_TRIGRAM, rank=rank, score=m.score)],
+                        found_by=[common_pb2.LEG_TRIGRAM],
+                        language=snap.files[m.path].language if m.path in snap.files else "",
+                        match_lines=[m.line],
+                    )
+                )
+            return resp
+
+        return await asyncio.to_thread(run)
+
+    @rpc
+    async def ReadFile(
+        self, request: keyword_pb2.ReadFileRequest, context: grpc.aio.ServicerContext
+    ) -> keyword_pb2.ReadFileResponse:
+        snap = self.snapshot(request.repository)
+        info = snap.files.get(request.path)
+        content = snap.trigram.content(request.path) if info else None
+        if info is None or content is None:
+            raise not_found(f"{request.path!r} is not indexed in repository {request.repository!r}")
+        lines = content.decode("utf-8", errors="replace").splitlines()
+        start = max(1, request.start_line or 1)
+        end = min(len(lines), request.end_line or len(lines))
+        if request.start_line < 0 or request.end_line < 0 or (request.end_line and request.end_line < start):
+            raise invalid(f"bad line range {request.start_line}-{request.end_line}")
+        return keyword_pb2.ReadFileResponse(
+            text="\n".join(lines[start - 1 : end]), total_lines=len(lines), language=info.language
+        )
+
+    @rpc
+    async def ListFiles(
+        self, request: keyword_pb2.ListFilesRequest, context: grpc.aio.ServicerContext
+    ) -> keyword_pb2.ListFilesResponse:
+        snap = self.snapshot(request.repository)
+        return keyword_pb2.ListFilesResponse(
+            files=[
+                keyword_pb2.FileEntry(path=p, content_hash=i.content_hash, language=i.language, lines=i.lines)
+                for p, i in sorted(snap.files.items())
+            ]
+        )
+
+    @rpc
+    async def GetKeywordStats(
+        self, request: keyword_pb2.GetKeywordStatsRequest, context: grpc.aio.ServicerContext
+    ) -> keyword_pb2.GetKeywordStatsResponse:
+        resp = keyword_pb2.GetKeywordStatsResponse()
+        for repo, snap in self._selected(list(request.repositories)):
+            common = {"repository": repo, "files": len(snap.files), "index_version": snap.version}
+            resp.bm25.append(
+                common_pb2.LegIndexStats(
+                    **common, items=snap.bm25.num_docs, disk_bytes=dir_bytes(snap.generation / "bm25")
+                )
+            )
+            resp.trigram.append(
+                common_pb2.LegIndexStats(
+                    **common,
+                    items=snap.trigram.num_files(),
+                    disk_bytes=dir_bytes(snap.generation / "trigram"),
+                    detail=f"postings {snap.trigram.postings_bytes()} B, content {snap.trigram.content_bytes()} B",
+                )
+            )
+        return resp
+
+
+def _bm25_hit(repo: str, h: Bm25Hit, rank: int) -> common_pb2.Hit:
+    doc, score = h.doc, h.score
+    snippet = "\n".join(line[:MAX_LINE_CHARS] for line in doc.text.split("\n")[:SNIPPET_LINES])
+    return common_pb2.Hit(
+        location=common_pb2.Location(
+            repository=repo, path=doc.path, start_line=doc.start_line, end_line=doc.end_line
+        ),
+        snippet=snippet,
+        score=score,
+        leg_scores=[common_pb2.LegScore(leg=common_pb2.LEG_KEYWORD, rank=rank, score=score)],
+        found_by=[common_pb2.LEG_KEYWORD],
+        language=doc.language,
+        breadcrumb=list(doc.breadcrumb),
+        symbol=doc.symbol,
+    )
+
+
+def register(server: grpc.aio.Server, settings: Settings) -> list[str]:
+    keyword_pb2_grpc.add_KeywordServiceServicer_to_server(KeywordServicer(settings), server)
+    return [SERVICE_NAME]
+

@@ -1,0 +1,101 @@
+"""One repository's keyword data on disk: a BM25 index, a trigram index and a file table, per generation.
+
+    <home>/keyword/<repo>/gen-NNNNNN/bm25/       tantivy
+    <home>/keyword/<repo>/gen-NNNNNN/trigram/    native trigram index (postings + content store)
+    <home>/keyword/<repo>/gen-NNNNNN/files.json  path -> hash, language, lines
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+from codesearch import _native
+from codesearch.common.index_update import IndexBatch
+from codesearch.common.snapshot import SnapshotDir
+from codesearch.keyword.bm25 import Bm25Reader, ChunkDoc, write
+
+FILES_TABLE = "files.json"
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    content_hash: str
+    language: str
+    lines: int
+
+
+@dataclass
+class KeywordSnapshot:
+    """A committed generation, opened. Immutable once opened: readers keep it for a whole request."""
+
+    generation: Path
+    version: int
+    bm25: Bm25Reader
+    trigram: _native.TrigramIndex
+    files: dict[str, FileInfo]
+    trigram_paths: list[str] = field(default_factory=list)
+
+    def allowed_ids(self, languages: list[str], path_glob: str) -> list[int] | None:
+        """Trigram file ids passing the filters, or None when there is no filter."""
+        if not languages and not path_glob:
+            return None
+        spec = pathspec.PathSpec.from_lines("gitignore", [path_glob]) if path_glob else None
+        langs = set(languages)
+        return [
+            i
+            for i, p in enumerate(self.trigram_paths)
+            if (not langs or self.files.get(p, FileInfo("", "", 0)).language in langs)
+            and (spec is None or spec.match_file(p))
+        ]
+
+
+def open_snapshot(generation: Path, version: int) -> KeywordSnapshot:
+    table = json.loads((generation / FILES_TABLE).read_text())
+    files = {p: FileInfo(**v) for p, v in table.items()}
+    trigram = _native.TrigramIndex.open(str(generation / "trigram"))
+    return KeywordSnapshot(generation, version, Bm25Reader(generation / "bm25"), trigram, files, trigram.paths())
+
+
+def apply_batch(snapdir: SnapshotDir, batch: IndexBatch) -> tuple[Path, int, int]:
+    """Writes a new generation with the batch applied and commits it. Returns (generation, files, chunks)."""
+    base = snapdir.current()
+    old_files: dict[str, dict[str, object]] = {}
+    if base is not None and not batch.replace_all:
+        old_files = json.loads((base / FILES_TABLE).read_text())
+    building = snapdir.begin()
+    try:
+        new_paths = {f.path for f in batch.files}
+        drop = (set(batch.deleted_paths) | new_paths) & set(old_files) if old_files else set()
+        files = {p: v for p, v in old_files.items() if p not in drop}
+        docs: list[ChunkDoc] = []
+        for f in batch.files:
+            text = f.content.decode("utf-8", errors="replace")
+            files[f.path] = {
+                "content_hash": f.content_hash,
+                "language": f.language,
+                "lines": text.count("\n") + (0 if text.endswith("\n") or not text else 1),
+            }
+            docs += [
+                ChunkDoc(f.path, c.start_line, c.end_line, f.language, c.text, c.symbol, tuple(c.breadcrumb))
+                for c in f.chunks
+            ]
+        bm25_base = base / "bm25" if base is not None and old_files else None
+        chunks = write(building / "bm25", bm25_base, docs, drop)
+        trigram_base = _native.TrigramIndex.open(str(base / "trigram")) if bm25_base is not None else None
+        (building / "trigram").mkdir()
+        _native.TrigramIndex.build(
+            str(building / "trigram"), [(f.path, f.content) for f in batch.files], trigram_base, sorted(drop)
+        )
+        (building / FILES_TABLE).write_text(json.dumps(dict(sorted(files.items()))))
+    except BaseException:
+        snapdir.abort(building)
+        raise
+    return snapdir.commit(building), len(files), chunks
+
+
+def dir_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())

@@ -1,0 +1,119 @@
+"""Cuts a file into chunks: at definition boundaries where the graph's parser knows them, else at blank lines.
+
+A definition that fits in MAX_DEFINITION_LINES is one chunk; a larger one is split into its header and its
+children (methods), recursively, and a child-less giant into windows. Code between definitions (imports,
+module-level statements) is cut into windows. Every chunk carries its breadcrumb (enclosing definitions).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+WINDOW_LINES = 60  # about what a reader (or a 256-token model) takes in at once
+WINDOW_OVERLAP = 5  # a little context carried across a window cut
+BLANK_CUT_SLACK = 15  # look this many lines back from a window's end for a blank line to cut at
+MAX_DEFINITION_LINES = 100  # a definition up to this size stays whole: splitting it loses more than it gains
+
+
+class DefinitionLike(Protocol):
+    name: str
+    qualified_name: str
+    start_line: int
+    end_line: int
+    parent: str
+
+
+@dataclass(frozen=True)
+class ChunkSpan:
+    start_line: int  # 1-based
+    end_line: int  # inclusive
+    breadcrumb: tuple[str, ...]  # enclosing definitions, outermost first
+    symbol: str  # qualified name of the one definition the chunk holds, or ""
+
+
+def chunk_lines(lines: list[str], definitions: list[DefinitionLike]) -> list[ChunkSpan]:
+    """Chunks for a file given as lines (without newlines) and its definitions (may be empty)."""
+    n = len(lines)
+    if n == 0:
+        return []
+    defs = sorted(
+        (d for d in definitions if 1 <= d.start_line <= d.end_line <= n), key=lambda d: (d.start_line, -d.end_line)
+    )
+    children: dict[str, list[DefinitionLike]] = {}
+    for d in defs:
+        children.setdefault(d.parent, []).append(d)
+    spans = _cover(lines, 1, n, _outermost(children.get("", [])), children, ())
+    return [s for s in spans if _has_text(lines, s.start_line, s.end_line)]
+
+
+def _outermost(defs: list[DefinitionLike]) -> list[DefinitionLike]:
+    """Drops definitions nested in an earlier one of the same list (parsers sometimes report both)."""
+    out: list[DefinitionLike] = []
+    for d in defs:
+        if out and d.start_line <= out[-1].end_line:
+            continue
+        out.append(d)
+    return out
+
+
+def _cover(
+    lines: list[str],
+    start: int,
+    end: int,
+    defs: list[DefinitionLike],
+    children: dict[str, list[DefinitionLike]],
+    crumb: tuple[str, ...],
+) -> list[ChunkSpan]:
+    """Chunks covering [start, end] that contain the given sibling definitions."""
+    spans: list[ChunkSpan] = []
+    cursor = start
+    for d in defs:
+        if d.start_line < cursor or d.end_line > end:
+            continue
+        if cursor < d.start_line:
+            spans += _windows(lines, cursor, d.start_line - 1, crumb, "")
+        spans += _definition(lines, d, children, crumb)
+        cursor = d.end_line + 1
+    if cursor <= end:
+        spans += _windows(lines, cursor, end, crumb, "")
+    return spans
+
+
+def _definition(
+    lines: list[str], d: DefinitionLike, children: dict[str, list[DefinitionLike]], crumb: tuple[str, ...]
+) -> list[ChunkSpan]:
+    inner = (*crumb, d.name)
+    if d.end_line - d.start_line + 1 <= MAX_DEFINITION_LINES:
+        return [ChunkSpan(d.start_line, d.end_line, inner, d.qualified_name)]
+    kids = _outermost([k for k in children.get(d.qualified_name, []) if k.start_line > d.start_line])
+    if not kids:
+        return _windows(lines, d.start_line, d.end_line, inner, d.qualified_name)
+    # The header (signature, docstring, class attributes) before the first child is the definition's own chunk.
+    header_end = kids[0].start_line - 1
+    spans = _windows(lines, d.start_line, header_end, inner, d.qualified_name)
+    return spans + _cover(lines, kids[0].start_line, d.end_line, kids, children, inner)
+
+
+def _windows(lines: list[str], start: int, end: int, crumb: tuple[str, ...], symbol: str) -> list[ChunkSpan]:
+    """Windows of about WINDOW_LINES over [start, end], cut at a blank line where one is near."""
+    spans: list[ChunkSpan] = []
+    s = start
+    while s <= end:
+        e = min(end, s + WINDOW_LINES - 1)
+        if e < end:
+            for cut in range(e, max(s, e - BLANK_CUT_SLACK), -1):
+                if not lines[cut - 1].strip():
+                    e = cut
+                    break
+        spans.append(ChunkSpan(s, e, crumb, symbol))
+        if e >= end:
+            break
+        # A cut at a blank line needs no overlap; a hard cut repeats a few lines so nothing loses its context.
+        nxt = e + 1 if not lines[e - 1].strip() else e + 1 - WINDOW_OVERLAP
+        s = max(nxt, s + 1)
+    return spans
+
+
+def _has_text(lines: list[str], start: int, end: int) -> bool:
+    return any(lines[i - 1].strip() for i in range(start, end + 1))

@@ -1,0 +1,239 @@
+"""The indexing pipeline: walk, read, hash, chunk, and send each leg the files that changed for it.
+
+Each leg keeps its own manifest (path -> hash) here, so a leg that missed a run (down, model unavailable)
+catches up on the next one. A leg commits its update atomically; the manifest of a leg is written only after
+that leg committed, so an interrupted run is simply redone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from codesearch.common.errors import ServiceError, check_repo_name, failed_precondition, invalid
+from codesearch.common.index_update import update_messages
+from codesearch.common.languages import detect_language
+from codesearch.common.walker import WalkedFile, read_text_file, walk
+from codesearch.config import Settings
+from codesearch.orchestrator.chunker import chunk_lines
+from codesearch.orchestrator.legs import LegClients
+from codesearch.orchestrator.registry import Registry, RepoRecord
+from codesearch.v1 import common_pb2, graph_pb2, keyword_pb2, search_pb2, vector_pb2
+
+PROGRESS_EVERY_FILES = 50  # a progress message per this many files: smooth bar, little chatter
+INDEXED_LEGS = ("keyword", "graph", "vector")  # legs that hold per-repository data; keyword is required
+LEG_UPDATE_TIMEOUT_S = 1800  # a whole large repository through one leg; the vector leg embeds after commit
+MAX_WARNINGS = 50  # warnings listed in progress; the count is always exact
+
+
+def _definitions(path: str, language: str, data: bytes) -> list[Any]:
+    """Definitions from the graph leg's parser, for chunk boundaries; [] when the language has no grammar."""
+    try:
+        from codesearch.graph.extract import extract
+    except ImportError:
+        return []
+    result = extract(path, language, data)
+    return list(result.definitions) if result is not None else []
+
+
+def make_indexed_file(repository: str, rel_path: str, data: bytes) -> common_pb2.IndexedFile:
+    language = detect_language(rel_path, data[:256])
+    text = data.decode("utf-8", errors="replace")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    spans = chunk_lines(lines, _definitions(rel_path, language, data))
+    chunks = []
+    for s in spans:
+        chunk_text = "\n".join(lines[s.start_line - 1 : s.end_line])
+        chunks.append(
+            common_pb2.Chunk(
+                repository=repository,
+                path=rel_path,
+                start_line=s.start_line,
+                end_line=s.end_line,
+                language=language,
+                content_hash=hashlib.sha256(chunk_text.encode()).hexdigest(),
+                text=chunk_text,
+                breadcrumb=list(s.breadcrumb),
+                symbol=s.symbol,
+            )
+        )
+    return common_pb2.IndexedFile(
+        path=rel_path,
+        language=language,
+        content_hash=hashlib.sha256(data).hexdigest(),
+        content=data,
+        chunks=chunks,
+    )
+
+
+def check_root(path: str, settings: Settings) -> Path:
+    """The directory to index, or INVALID_ARGUMENT/FAILED_PRECONDITION saying plainly what is wrong."""
+    if not path.strip():
+        raise invalid("path is empty")
+    root = Path(path).expanduser()
+    if not root.exists():
+        raise invalid(f"{path}: no such directory")
+    root = root.resolve()
+    if not root.is_dir():
+        raise invalid(f"{path}: not a directory")
+    if not os.access(root, os.R_OK | os.X_OK):
+        raise invalid(f"{path}: directory is not readable")
+    if settings.allowed_roots and not any(root.is_relative_to(r) for r in settings.allowed_roots):
+        allowed = ", ".join(str(r) for r in settings.allowed_roots)
+        raise failed_precondition(f"{root} is outside the allowed roots ({allowed}); see CODESEARCH_ALLOWED_ROOTS")
+    return root
+
+
+@dataclass
+class _Run:
+    name: str
+    root: Path
+    started: float = field(default_factory=time.monotonic)
+    progress: search_pb2.IndexRepositoryResponse = field(default_factory=search_pb2.IndexRepositoryResponse)
+
+    def snapshot(self, phase: int) -> search_pb2.IndexRepositoryResponse:
+        self.progress.repository = self.name
+        self.progress.phase = phase  # type: ignore[assignment]
+        self.progress.elapsed_seconds = time.monotonic() - self.started
+        out = search_pb2.IndexRepositoryResponse()
+        out.CopyFrom(self.progress)
+        return out
+
+    def warn(self, message: str) -> None:
+        if len(self.progress.warnings) < MAX_WARNINGS:
+            self.progress.warnings.append(message)
+
+
+class Indexer:
+    def __init__(self, settings: Settings, legs: LegClients, registry: Registry) -> None:
+        self.settings = settings
+        self.legs = legs
+        self.registry = registry
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    async def run(self, request: search_pb2.IndexRepositoryRequest) -> AsyncIterator[search_pb2.IndexRepositoryResponse]:
+        root = check_root(request.path, self.settings)
+        name = check_repo_name(request.name or root.name)
+        existing = self.registry.get(name)
+        if existing is not None and existing.root != str(root):
+            raise failed_precondition(
+                f"repository {name!r} is already indexed from {existing.root}; choose another --name or delete it"
+            )
+        lock = self._locks.setdefault(name, asyncio.Lock())
+        if lock.locked():
+            raise ServiceError(grpc.StatusCode.ABORTED, f"repository {name!r} is being indexed already")
+        async with lock:
+            async for progress in self._run_locked(_Run(name, root), request.force_full):
+                yield progress
+
+    async def _run_locked(self, run: _Run, force_full: bool) -> AsyncIterator[search_pb2.IndexRepositoryResponse]:
+        yield run.snapshot(search_pb2.INDEX_PHASE_SCANNING)
+        walked = await asyncio.to_thread(walk, run.root, self.settings.max_file_bytes)
+        for rel, reason in walked.skipped:
+            run.progress.files_skipped += 1
+            run.warn(f"{rel}: skipped, {reason}")
+        run.progress.files_total = len(walked.files)
+        yield run.snapshot(search_pb2.INDEX_PHASE_INDEXING)
+
+        manifests = self.registry.manifest(run.name)
+        leg_manifest = {leg: ({} if force_full else dict(manifests.get(leg, {}))) for leg in INDEXED_LEGS}
+        available = [leg for leg in INDEXED_LEGS if self.legs.legs[leg].stub is not None]
+        if "keyword" not in available:
+            raise failed_precondition("the keyword service is not configured; nothing can be indexed")
+
+        current: dict[str, str] = {}  # path -> hash of every readable file now
+        to_send: dict[str, common_pb2.IndexedFile] = {}  # path -> file, for files some leg lacks
+        for i, wf in enumerate(walked.files):
+            data, reason = await asyncio.to_thread(read_text_file, wf.abs_path, self.settings.max_file_bytes)
+            if data is None:
+                run.progress.files_skipped += 1
+                run.warn(f"{wf.rel_path}: skipped, {reason}")
+            else:
+                digest = hashlib.sha256(data).hexdigest()
+                current[wf.rel_path] = digest
+                if any(leg_manifest[leg].get(wf.rel_path) != digest for leg in available):
+                    indexed = await asyncio.to_thread(make_indexed_file, run.name, wf.rel_path, data)
+                    to_send[wf.rel_path] = indexed
+                    run.progress.chunks += len(indexed.chunks)
+                    if manifests.get("keyword", {}).get(wf.rel_path) != digest or force_full:
+                        run.progress.files_changed += 1
+                    else:
+                        run.progress.files_unchanged += 1
+                else:
+                    run.progress.files_unchanged += 1
+            run.progress.files_done = i + 1
+            if (i + 1) % PROGRESS_EVERY_FILES == 0:
+                yield run.snapshot(search_pb2.INDEX_PHASE_INDEXING)
+        run.progress.files_deleted = len(set(manifests.get("keyword", {})) - set(current))
+        yield run.snapshot(search_pb2.INDEX_PHASE_COMMITTING)
+
+        replace_all = force_full or not manifests
+        previous_record = self.registry.get(run.name)
+        version = (previous_record.index_version if previous_record else 0) + 1
+        results = await asyncio.gather(
+            *(self._update_leg(leg, run.name, leg_manifest[leg], current, to_send, replace_all, version) for leg in available),
+            return_exceptions=True,
+        )
+        previous = self.registry.get(run.name)
+        chunks_total = previous.chunks if previous else 0
+        for leg, result in zip(available, results, strict=True):
+            if isinstance(result, BaseException):
+                reason = result.details() if isinstance(result, grpc.aio.AioRpcError) else str(result)
+                if leg == "keyword":
+                    raise ServiceError(grpc.StatusCode.UNAVAILABLE, f"keyword index update failed: {reason}")
+                run.progress.degraded_legs.append(f"{leg}: {reason}")
+                continue
+            manifests[leg] = dict(current)
+            if leg == "keyword" and result >= 0:
+                chunks_total = result
+        for leg in INDEXED_LEGS:
+            if leg not in available:
+                run.progress.degraded_legs.append(f"{leg}: not configured")
+        self.registry.save_manifest(run.name, manifests)
+        self.registry.put(
+            RepoRecord(
+                name=run.name,
+                root=str(run.root),
+                index_version=version,
+                indexed_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                files=len(current),
+                chunks=chunks_total,
+            )
+        )
+        run.progress.index_version = version
+        yield run.snapshot(search_pb2.INDEX_PHASE_DONE)
+
+    async def _update_leg(
+        self,
+        leg: str,
+        repo: str,
+        manifest: dict[str, str],
+        current: dict[str, str],
+        to_send: dict[str, common_pb2.IndexedFile],
+        replace_all: bool,
+        version: int,
+    ) -> int:
+        """Sends one leg the files whose hash differs from its manifest and the paths it should drop."""
+        changed = [to_send[p] for p, h in current.items() if manifest.get(p) != h or replace_all]
+        deleted = [] if replace_all else sorted(set(manifest) - set(current))
+        if not changed and not deleted and manifest:
+            return -1
+        request_type, method = {
+            "keyword": (keyword_pb2.UpdateKeywordIndexRequest, lambda: self.legs.keyword.UpdateKeywordIndex),  # type: ignore[union-attr]
+            "graph": (graph_pb2.UpdateGraphIndexRequest, lambda: self.legs.graph.UpdateGraphIndex),  # type: ignore[union-attr]
+            "vector": (vector_pb2.UpdateVectorIndexRequest, lambda: self.legs.vector.UpdateVectorIndex),  # type: ignore[union-attr]
+        }[leg]
+        messages = update_messages(request_type, repo, changed, deleted, replace_all, version)
+        response = await method()(iter(messages), timeout=LEG_UPDATE_TIMEOUT_S)
+        return int(response.result.chunks_total)

@@ -1,0 +1,103 @@
+"""Long-lived gRPC channels from the orchestrator to each leg, with retries, keepalive and size limits."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import grpc
+
+from codesearch.config import MAX_MESSAGE_BYTES, Settings
+from codesearch.v1 import graph_pb2_grpc, keyword_pb2_grpc, rerank_pb2_grpc, vector_pb2_grpc
+
+KEEPALIVE_MS = 30_000  # matches the server's keepalive policy; below it the server would answer GOAWAY
+RETRY_ATTEMPTS = 3  # a restarted leg is back within a second or two; more would outlive the deadline
+# Reads are idempotent: retry them on UNAVAILABLE (a leg restarting). Index updates are client streams and
+# are not retried by gRPC (streams are never replayed), so a failed update is reported, not repeated.
+SERVICE_CONFIG = json.dumps(
+    {
+        "methodConfig": [
+            {
+                "name": [
+                    {"service": "codesearch.v1.KeywordService"},
+                    {"service": "codesearch.v1.VectorService"},
+                    {"service": "codesearch.v1.GraphService"},
+                    {"service": "codesearch.v1.RerankService"},
+                ],
+                "retryPolicy": {
+                    "maxAttempts": RETRY_ATTEMPTS,
+                    "initialBackoff": "0.05s",
+                    "maxBackoff": "0.5s",
+                    "backoffMultiplier": 2,
+                    "retryableStatusCodes": ["UNAVAILABLE"],
+                },
+            }
+        ]
+    }
+)
+CHANNEL_OPTIONS = [
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.keepalive_time_ms", KEEPALIVE_MS),
+    ("grpc.keepalive_permit_without_calls", 0),
+    ("grpc.enable_retries", 1),
+    ("grpc.service_config", SERVICE_CONFIG),
+    # Reconnect quickly after a leg restarts, so it is used again within seconds.
+    ("grpc.initial_reconnect_backoff_ms", 200),
+    ("grpc.max_reconnect_backoff_ms", 1000),
+]
+
+
+@dataclass
+class Leg:
+    """One backend: its name, address and stub; stub is None when the leg is not configured."""
+
+    name: str
+    address: str
+    stub: object | None
+    channel: grpc.aio.Channel | None
+
+
+class LegClients:
+    """Stubs for every leg. An empty address in settings means 'hosted in this process' when `local` names it."""
+
+    def __init__(self, settings: Settings, local: set[str]) -> None:
+        stub_types = {
+            "keyword": keyword_pb2_grpc.KeywordServiceStub,
+            "vector": vector_pb2_grpc.VectorServiceStub,
+            "graph": graph_pb2_grpc.GraphServiceStub,
+            "rerank": rerank_pb2_grpc.RerankServiceStub,
+        }
+        self.legs: dict[str, Leg] = {}
+        channels: dict[str, grpc.aio.Channel] = {}
+        for name, stub_type in stub_types.items():
+            address = settings.leg_addrs.get(name, "") or (settings.listen_addr if name in local else "")
+            if not address:
+                self.legs[name] = Leg(name, "", None, None)
+                continue
+            channel = channels.get(address)
+            if channel is None:
+                channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+                channels[address] = channel
+            self.legs[name] = Leg(name, address, stub_type(channel), channel)
+        self._channels = list(channels.values())
+
+    @property
+    def keyword(self) -> keyword_pb2_grpc.KeywordServiceStub | None:
+        return self.legs["keyword"].stub  # type: ignore[return-value]
+
+    @property
+    def vector(self) -> vector_pb2_grpc.VectorServiceStub | None:
+        return self.legs["vector"].stub  # type: ignore[return-value]
+
+    @property
+    def graph(self) -> graph_pb2_grpc.GraphServiceStub | None:
+        return self.legs["graph"].stub  # type: ignore[return-value]
+
+    @property
+    def rerank(self) -> rerank_pb2_grpc.RerankServiceStub | None:
+        return self.legs["rerank"].stub  # type: ignore[return-value]
+
+    async def close(self) -> None:
+        for channel in self._channels:
+            await channel.close()

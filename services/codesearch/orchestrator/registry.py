@@ -1,0 +1,66 @@
+"""The orchestrator's record of indexed repositories and, per repository, the hash of every indexed file."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from codesearch.common.snapshot import atomic_write_text
+
+REGISTRY_FILE = "repositories.json"
+MANIFEST_FILE = "manifest.json"
+
+
+@dataclass
+class RepoRecord:
+    name: str
+    root: str
+    index_version: int = 0
+    indexed_at: str = ""
+    files: int = 0
+    chunks: int = 0
+
+
+class Registry:
+    """Repositories by name, persisted as one JSON file replaced atomically."""
+
+    def __init__(self, service_dir: Path) -> None:
+        self.dir = service_dir
+        self.path = service_dir / REGISTRY_FILE
+
+    def load(self) -> dict[str, RepoRecord]:
+        try:
+            raw = json.loads(self.path.read_text())
+        except FileNotFoundError:
+            return {}
+        return {name: RepoRecord(**rec) for name, rec in raw.items()}
+
+    def get(self, name: str) -> RepoRecord | None:
+        return self.load().get(name)
+
+    def put(self, record: RepoRecord) -> None:
+        records = self.load()
+        records[record.name] = record
+        self._save(records)
+
+    def remove(self, name: str) -> bool:
+        records = self.load()
+        existed = records.pop(name, None) is not None
+        self._save(records)
+        shutil.rmtree(self.dir / name, ignore_errors=True)
+        return existed
+
+    def _save(self, records: dict[str, RepoRecord]) -> None:
+        atomic_write_text(self.path, json.dumps({n: asdict(r) for n, r in sorted(records.items())}, indent=1))
+
+    def manifest(self, name: str) -> dict[str, dict[str, str]]:
+        """Per leg, path -> content hash of every file that leg committed."""
+        try:
+            return dict(json.loads((self.dir / name / MANIFEST_FILE).read_text()))
+        except FileNotFoundError:
+            return {}
+
+    def save_manifest(self, name: str, manifest: dict[str, dict[str, str]]) -> None:
+        atomic_write_text(self.dir / name / MANIFEST_FILE, json.dumps(dict(sorted(manifest.items()))))

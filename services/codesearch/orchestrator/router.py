@@ -1,0 +1,92 @@
+"""Intent classification: ordered rules as data, first match wins; deterministic and well under 1 ms.
+
+Each intent weights four modalities: semantic (vector), text (keyword + trigram), structural (definitions),
+graph (callers / impact). The priors come from the design; tuning changes them only with measurements.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from codesearch.v1 import search_pb2
+
+DIRECT_CONFIDENCE = 0.85  # at or above this, only the dominant modality is asked
+
+MODALITIES = ("semantic", "text", "structural", "graph")
+
+# Modality weights per intent (semantic, text, structural, graph).
+INTENT_WEIGHTS: dict[int, tuple[float, float, float, float]] = {
+    search_pb2.INTENT_FIND_DEFINITION: (0.2, 0.1, 0.6, 0.1),
+    search_pb2.INTENT_FIND_REFERENCES: (0.1, 0.2, 0.2, 0.5),
+    search_pb2.INTENT_UNDERSTAND_CODE: (0.5, 0.2, 0.2, 0.1),
+    search_pb2.INTENT_FIND_SIMILAR: (0.4, 0.3, 0.2, 0.1),
+    search_pb2.INTENT_IMPACT_ANALYSIS: (0.1, 0.1, 0.1, 0.7),
+    search_pb2.INTENT_EXACT_MATCH: (0.0, 0.9, 0.1, 0.0),
+}
+
+IDENT = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
+ERRNO_NAMES = r"E(?:NOENT|ACCES|PERM|EXIST|AGAIN|CONNREFUSED|CONNRESET|PIPE|INVAL|NOTDIR|ISDIR|TIMEDOUT|ADDRINUSE|NOMEM|BADF)"
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    pattern: re.Pattern[str]
+    intent: int
+    confidence: float
+    target_group: str | None  # regex group that holds the symbol/module/string the intent is about
+
+
+def _r(name: str, pattern: str, intent: int, confidence: float, group: str | None = "t") -> Rule:
+    return Rule(name, re.compile(pattern, re.IGNORECASE | re.DOTALL), intent, confidence, group)
+
+
+# Ordered: the first rule that matches wins.
+RULES: tuple[Rule, ...] = (
+    _r("quoted", r'^\s*(?P<q>["\'`])(?P<t>.+)(?P=q)\s*$', search_pb2.INTENT_EXACT_MATCH, 0.90),
+    _r("find_quoted", r'^\s*(?:find|grep|search(?: for)?)\s+(?P<q>["\'`])(?P<t>.+)(?P=q)\s*$', search_pb2.INTENT_EXACT_MATCH, 0.90),
+    _r("keyword_lead", rf"^\s*(?:def|class|func|fn|function|struct|interface|trait|type|enum)\s+(?P<t>{IDENT})\b", search_pb2.INTENT_FIND_DEFINITION, 0.95),
+    _r("import_lead", rf"^\s*(?:import|from)\s+(?P<t>{IDENT})", search_pb2.INTENT_FIND_DEFINITION, 0.95),
+    _r("where_defined", rf"^\s*(?:where\s+is|where's|find|show(?:\s+me)?|go\s+to)\s+(?:the\s+)?(?:definition\s+of\s+)?(?P<t>{IDENT})(?:\(\))?\s+(?:defined|declared|implemented)\??\s*$", search_pb2.INTENT_FIND_DEFINITION, 0.95),
+    _r("definition_of", rf"^\s*(?:definition|declaration)\s+of\s+(?P<t>{IDENT})\??\s*$", search_pb2.INTENT_FIND_DEFINITION, 0.95),
+    _r("who_calls", rf"^\s*(?:who|what)\s+(?:calls|uses|invokes)\s+(?P<t>{IDENT})(?:\(\))?\??\s*$", search_pb2.INTENT_FIND_REFERENCES, 0.90),
+    _r("usages", rf"^\s*(?:usages?|uses|references?|callers?|call\s+sites?)\s+(?:of|to|for)\s+(?P<t>{IDENT})(?:\(\))?\??\s*$", search_pb2.INTENT_FIND_REFERENCES, 0.90),
+    _r("where_used", rf"^\s*where\s+is\s+(?P<t>{IDENT})(?:\(\))?\s+(?:used|called|referenced)\??\s*$", search_pb2.INTENT_FIND_REFERENCES, 0.90),
+    _r("depends_on", rf"^\s*what\s+(?:depends\s+on|imports|uses\s+module)\s+(?:module\s+)?(?P<t>{IDENT})\??\s*$", search_pb2.INTENT_IMPACT_ANALYSIS, 0.90),
+    _r("what_breaks", rf"^\s*what\s+(?:breaks|would\s+break|is\s+affected)\s+if\s+I\s+(?:change|modify|remove|delete)\s+(?:module\s+)?(?P<t>{IDENT})\??\s*$", search_pb2.INTENT_IMPACT_ANALYSIS, 0.90),
+    _r("impact_of", rf"^\s*(?:impact|blast\s+radius|dependents)\s+(?:of|for)\s+(?:changing\s+)?(?:module\s+)?(?P<t>{IDENT})\??\s*$", search_pb2.INTENT_IMPACT_ANALYSIS, 0.90),
+    _r("impact_words", r"\b(?:impact|blast\s+radius|what\s+depends\s+on|what\s+breaks)\b", search_pb2.INTENT_IMPACT_ANALYSIS, 0.75, None),
+    _r("traceback", r"(?:Traceback \(most recent call last\)|^\s*File \".*\", line \d+)", search_pb2.INTENT_EXACT_MATCH, 0.85, None),
+    _r("error_token", rf"^\s*(?P<t>(?:[A-Z][A-Za-z0-9]*(?:Error|Exception))|{ERRNO_NAMES})(?::.*)?\s*$", search_pb2.INTENT_EXACT_MATCH, 0.85),
+    _r("similar", r"^\s*(?:code\s+)?(?:similar\s+to|like\s+this|find\s+similar)\b", search_pb2.INTENT_FIND_SIMILAR, 0.75, None),
+    _r("snake_case", r"^\s*(?P<t>_*[a-z][a-z0-9]*(?:_[a-z0-9]+)+_*)\s*$", search_pb2.INTENT_FIND_DEFINITION, 0.80),
+    _r("camel_case", r"^\s*(?P<t>_*(?:[A-Z][a-z0-9]+){2,}[A-Za-z0-9]*|_*[a-z]+(?:[A-Z][a-z0-9]*)+)\s*$", search_pb2.INTENT_FIND_DEFINITION, 0.80),
+    _r("dotted", rf"^\s*(?P<t>{IDENT}\.{IDENT})\s*$", search_pb2.INTENT_FIND_DEFINITION, 0.75),
+    _r("single_word", r"^\s*(?P<t>_*[A-Za-z][A-Za-z0-9]*_*)\s*$", search_pb2.INTENT_FIND_DEFINITION, 0.60),
+    _r("question", r"^\s*(?:how|why|explain|what\s+does|what\s+is|where\s+does|when\s+does)\b|\barchitecture\b", search_pb2.INTENT_UNDERSTAND_CODE, 0.75, None),
+)
+FALLBACK_CONFIDENCE = 0.40  # nothing matched: a description of behaviour, most likely
+
+
+@dataclass(frozen=True)
+class Route:
+    intent: int
+    confidence: float
+    rule: str
+    target: str  # the symbol, module or literal the query is about ("" when none)
+    weights: dict[str, float]
+
+
+def classify(query: str) -> Route:
+    for rule in RULES:
+        m = rule.pattern.search(query)
+        if m:
+            target = m.group(rule.target_group) if rule.target_group else ""
+            return Route(rule.intent, rule.confidence, rule.name, target.strip(), weights_for(rule.intent))
+    intent = search_pb2.INTENT_UNDERSTAND_CODE
+    return Route(intent, FALLBACK_CONFIDENCE, "fallback", "", weights_for(intent))
+
+
+def weights_for(intent: int) -> dict[str, float]:
+    return dict(zip(MODALITIES, INTENT_WEIGHTS[intent], strict=True))

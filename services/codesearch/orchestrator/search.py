@@ -1,0 +1,344 @@
+"""One Search: route, fan out to legs in parallel under deadlines, fuse, boost, cut, and explain."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import grpc
+
+from codesearch.common.errors import check_limit, check_query, invalid, not_found
+from codesearch.config import MAX_LIMIT, MAX_QUERY_CHARS
+from codesearch.orchestrator import fusion, topk
+from codesearch.orchestrator.legs import LegClients
+from codesearch.orchestrator.registry import Registry
+from codesearch.orchestrator.router import DIRECT_CONFIDENCE, Route, classify, weights_for
+from codesearch.v1 import common_pb2, graph_pb2, keyword_pb2, search_pb2, vector_pb2
+
+DEFAULT_DEADLINE_S = 10.0  # when the client sets none
+LEG_DEADLINE_SHARE = 0.8  # legs get this share of the time left; fusion and the reply need the rest
+LEG_DEPTH = 50  # hits asked of each leg: enough for fusion to find agreement below the top 10
+RRF_K = {search_pb2.PRESET_QUICK: 40.0, search_pb2.PRESET_DEFAULT: 40.0, search_pb2.PRESET_THOROUGH: 60.0}
+NAIVE_RRF_K = 60.0  # the textbook constant, for the naive baseline
+DEFAULT_RESULTS = 20  # Smart TopK's hard maximum when the client leaves limit at 0
+TEST_WORDS = re.compile(r"\b(test|tests|testing|pytest|unittest|spec|mock)\b", re.IGNORECASE)
+
+LegCall = Callable[[float], Awaitable[list[common_pb2.Hit]]]
+
+
+@dataclass
+class LegPlan:
+    leg: int  # common_pb2.Leg
+    weight: float
+    call: LegCall | None  # None: skipped
+    skip_reason: str = ""
+
+
+class SearchPipeline:
+    def __init__(self, legs: LegClients, registry: Registry) -> None:
+        self.legs = legs
+        self.registry = registry
+
+    async def search(self, request: search_pb2.SearchRequest, time_remaining: float | None) -> search_pb2.SearchResponse:
+        started = time.perf_counter()
+        query = check_query(request.query, MAX_QUERY_CHARS)
+        limit = check_limit(request.limit, 0, MAX_LIMIT) if request.limit else 0
+        repos = self._repositories(list(request.repositories))
+        mode = request.mode or search_pb2.SEARCH_MODE_AUTO
+        preset = request.preset or search_pb2.PRESET_DEFAULT
+        stage_ms: dict[str, float] = {}
+
+        t = time.perf_counter()
+        route = classify(query)
+        plans, strategy, route = self._plan(mode, preset, route, query, request, repos)
+        stage_ms["route"] = (time.perf_counter() - t) * 1000
+
+        budget = (time_remaining if time_remaining is not None else DEFAULT_DEADLINE_S) * LEG_DEADLINE_SHARE
+        t = time.perf_counter()
+        reports, lists = await self._fan_out(plans, budget)
+        stage_ms["fan_out"] = (time.perf_counter() - t) * 1000
+
+        t = time.perf_counter()
+        k = NAIVE_RRF_K if strategy == "naive_rrf" else RRF_K.get(preset, 40.0)
+        fused = fusion.fuse(lists, k)
+        centrality = await self._centrality(fused) if route.weights.get("graph", 0) > 0 and len(lists) > 1 else [0.0] * len(fused)
+        fused = fusion.apply_boosts(fused, centrality, bool(TEST_WORDS.search(query)))
+        stage_ms["fuse"] = (time.perf_counter() - t) * 1000
+
+        reports.append(
+            common_pb2.LegReport(leg=common_pb2.LEG_RERANK, status=common_pb2.LEG_STATUS_SKIPPED, reason="rerank is not enabled for this preset")
+        )
+
+        t = time.perf_counter()
+        cut, reason = topk.smart_topk([f.score for f in fused], limit or DEFAULT_RESULTS, hard=bool(limit))
+        stage_ms["topk"] = (time.perf_counter() - t) * 1000
+
+        resp = search_pb2.SearchResponse(
+            intent=route.intent,  # type: ignore[arg-type]
+            intent_confidence=route.confidence,
+            strategy=strategy,
+            weights=[search_pb2.ModalityWeight(modality=m, weight=w) for m, w in route.weights.items()],
+            legs=reports,
+            topk_reason=reason,
+        )
+        for f in fused[:cut]:
+            hit = common_pb2.Hit()
+            hit.CopyFrom(f.hit)
+            hit.score = f.score
+            del hit.leg_scores[:]
+            hit.leg_scores.extend(f.leg_scores)
+            del hit.found_by[:]
+            hit.found_by.extend(f.found_by)  # type: ignore[arg-type]
+            hit.boosts.extend(f.boosts)
+            resp.hits.append(hit)
+        resp.confidence = topk.confidence(fused, route.confidence)
+        for name, ms in stage_ms.items():
+            resp.stage_ms[name] = ms
+        resp.total_latency_ms = (time.perf_counter() - started) * 1000
+        return resp
+
+    def _repositories(self, requested: list[str]) -> list[str]:
+        known = self.registry.load()
+        for r in requested:
+            if r not in known:
+                raise not_found(f"repository {r!r} is not indexed")
+        return requested or sorted(known)
+
+    # --- planning -------------------------------------------------------------------------------------------
+    def _plan(
+        self,
+        mode: int,
+        preset: int,
+        route: Route,
+        query: str,
+        request: search_pb2.SearchRequest,
+        repos: list[str],
+    ) -> tuple[list[LegPlan], str, Route]:
+        target = route.target or query.strip()
+        langs = list(request.languages)
+        calls = {
+            common_pb2.LEG_KEYWORD: lambda: self._keyword(repos, query, langs, request.path_glob),
+            common_pb2.LEG_TRIGRAM: lambda: self._grep(repos, target, False, request.case_sensitive, langs, request.path_glob),
+            common_pb2.LEG_VECTOR: lambda: self._vector(repos, query, langs),
+            common_pb2.LEG_DEFINITION: lambda: self._definitions(repos, target, langs),
+            common_pb2.LEG_REFERENCES: lambda: self._references(repos, target),
+            common_pb2.LEG_IMPACT: lambda: self._impact(repos, target),
+        }
+        forced = {
+            search_pb2.SEARCH_MODE_KEYWORD: (common_pb2.LEG_KEYWORD, search_pb2.INTENT_UNDERSTAND_CODE),
+            search_pb2.SEARCH_MODE_LITERAL: (common_pb2.LEG_TRIGRAM, search_pb2.INTENT_EXACT_MATCH),
+            search_pb2.SEARCH_MODE_REGEX: (common_pb2.LEG_TRIGRAM, search_pb2.INTENT_EXACT_MATCH),
+            search_pb2.SEARCH_MODE_SEMANTIC: (common_pb2.LEG_VECTOR, search_pb2.INTENT_UNDERSTAND_CODE),
+            search_pb2.SEARCH_MODE_DEFINITION: (common_pb2.LEG_DEFINITION, search_pb2.INTENT_FIND_DEFINITION),
+            search_pb2.SEARCH_MODE_CALLERS: (common_pb2.LEG_REFERENCES, search_pb2.INTENT_FIND_REFERENCES),
+            search_pb2.SEARCH_MODE_CALLEES: (common_pb2.LEG_REFERENCES, search_pb2.INTENT_FIND_REFERENCES),
+            search_pb2.SEARCH_MODE_IMPACT: (common_pb2.LEG_IMPACT, search_pb2.INTENT_IMPACT_ANALYSIS),
+        }
+        if mode in forced:
+            leg, intent = forced[mode]
+            forced_route = Route(intent, 1.0, "forced", query, weights_for(intent))
+            if mode in (search_pb2.SEARCH_MODE_LITERAL, search_pb2.SEARCH_MODE_REGEX):
+                regex = mode == search_pb2.SEARCH_MODE_REGEX
+                call = lambda: self._grep(repos, query, regex, request.case_sensitive, langs, request.path_glob)  # noqa: E731
+            elif mode == search_pb2.SEARCH_MODE_CALLEES:
+                call = lambda: self._callees(repos, query.strip())  # noqa: E731
+            elif mode in (search_pb2.SEARCH_MODE_DEFINITION, search_pb2.SEARCH_MODE_CALLERS, search_pb2.SEARCH_MODE_IMPACT):
+                name = route.target or query.strip()
+                call = {
+                    search_pb2.SEARCH_MODE_DEFINITION: lambda: self._definitions(repos, name, langs),
+                    search_pb2.SEARCH_MODE_CALLERS: lambda: self._references(repos, name),
+                    search_pb2.SEARCH_MODE_IMPACT: lambda: self._impact(repos, name),
+                }[mode]
+            else:
+                call = calls[leg]
+            return [self._leg_plan(leg, 1.0, call)], "forced", forced_route
+        if mode == search_pb2.SEARCH_MODE_NAIVE_HYBRID:
+            legs = [common_pb2.LEG_KEYWORD, common_pb2.LEG_VECTOR]
+            return [self._leg_plan(leg, 1.0, calls[leg]) for leg in legs], "naive_rrf", route
+        if mode != search_pb2.SEARCH_MODE_AUTO:
+            raise invalid(f"unknown search mode {mode}")
+        return self._routed(route, preset, calls)
+
+    def _routed(self, route: Route, preset: int, calls: dict[int, Callable[[], Awaitable[list[common_pb2.Hit]]]]) -> tuple[list[LegPlan], str, Route]:
+        w = route.weights
+        leg_weights: dict[int, float] = {
+            common_pb2.LEG_VECTOR: w["semantic"],
+            common_pb2.LEG_KEYWORD: w["text"],
+            common_pb2.LEG_DEFINITION: w["structural"],
+        }
+        if route.intent == search_pb2.INTENT_EXACT_MATCH:
+            leg_weights[common_pb2.LEG_TRIGRAM] = w["text"]
+            leg_weights[common_pb2.LEG_KEYWORD] = w["text"] / 2
+        if route.intent == search_pb2.INTENT_IMPACT_ANALYSIS:
+            leg_weights[common_pb2.LEG_IMPACT] = w["graph"]
+        elif route.target:
+            leg_weights[common_pb2.LEG_REFERENCES] = w["graph"]
+        if not route.target:
+            leg_weights.pop(common_pb2.LEG_DEFINITION, None)
+        if preset == search_pb2.PRESET_QUICK:
+            leg_weights = {leg: wt for leg, wt in leg_weights.items() if leg in (common_pb2.LEG_KEYWORD, common_pb2.LEG_VECTOR, common_pb2.LEG_TRIGRAM)}
+        strategy = "rrf"
+        if route.confidence >= DIRECT_CONFIDENCE and preset != search_pb2.PRESET_THOROUGH:
+            top = max(leg_weights, key=lambda leg: leg_weights[leg])
+            leg_weights = {top: leg_weights[top]}
+            strategy = "direct"
+        plans = []
+        for leg, weight in sorted(leg_weights.items(), key=lambda kv: -kv[1]):
+            if weight <= 0:
+                plans.append(LegPlan(leg, 0.0, None, "weight 0 for this intent"))
+            else:
+                plans.append(self._leg_plan(leg, weight, calls[leg]))
+        return plans, strategy, route
+
+    def _leg_plan(self, leg: int, weight: float, call: Callable[[], Awaitable[list[common_pb2.Hit]]]) -> LegPlan:
+        service = {
+            common_pb2.LEG_KEYWORD: "keyword", common_pb2.LEG_TRIGRAM: "keyword", common_pb2.LEG_VECTOR: "vector",
+            common_pb2.LEG_DEFINITION: "graph", common_pb2.LEG_REFERENCES: "graph", common_pb2.LEG_IMPACT: "graph",
+        }[leg]
+        if self.legs.legs[service].stub is None:
+            return LegPlan(leg, weight, None, f"{service} service is not configured")
+        return LegPlan(leg, weight, lambda _budget: call())
+
+    # --- fan-out --------------------------------------------------------------------------------------------
+    async def _fan_out(
+        self, plans: list[LegPlan], budget_s: float
+    ) -> tuple[list[common_pb2.LegReport], list[tuple[int, float, list[common_pb2.Hit]]]]:
+        async def run(plan: LegPlan) -> tuple[common_pb2.LegReport, list[common_pb2.Hit]]:
+            report = common_pb2.LegReport(leg=plan.leg, weight=plan.weight)  # type: ignore[arg-type]
+            if plan.call is None:
+                report.status = common_pb2.LEG_STATUS_SKIPPED
+                report.reason = plan.skip_reason
+                return report, []
+            t = time.perf_counter()
+            try:
+                hits = await asyncio.wait_for(plan.call(budget_s), timeout=budget_s)
+                report.status = common_pb2.LEG_STATUS_OK
+            except asyncio.TimeoutError:
+                hits, report.status, report.reason = [], common_pb2.LEG_STATUS_DEGRADED, f"timed out after {budget_s:.2f}s"
+            except grpc.aio.AioRpcError as e:
+                if e.code() == grpc.StatusCode.INVALID_ARGUMENT:
+                    raise invalid(e.details() or "invalid argument") from None
+                hits, report.status = [], common_pb2.LEG_STATUS_DEGRADED
+                report.reason = f"{e.code().name}: {e.details()}"
+            except PartialResult as p:
+                hits, report.status, report.reason = p.hits, common_pb2.LEG_STATUS_PARTIAL, p.reason
+            report.latency_ms = (time.perf_counter() - t) * 1000
+            report.hits = len(hits)
+            return report, hits
+
+        results = await asyncio.gather(*(run(p) for p in plans))
+        reports = [r for r, _ in results]
+        lists = [(p.leg, p.weight, hits) for p, (_r, hits) in zip(plans, results, strict=True) if p.call is not None]
+        return reports, lists
+
+    async def _centrality(self, fused: list[fusion.FusedHit]) -> list[float]:
+        if self.legs.graph is None or not fused:
+            return [0.0] * len(fused)
+        try:
+            resp = await self.legs.graph.Centrality(
+                graph_pb2.CentralityRequest(locations=[f.hit.location for f in fused]), timeout=1.0
+            )
+            return list(resp.values) if len(resp.values) == len(fused) else [0.0] * len(fused)
+        except grpc.aio.AioRpcError:
+            return [0.0] * len(fused)
+
+    # --- leg calls ------------------------------------------------------------------------------------------
+    async def _keyword(self, repos: list[str], query: str, langs: list[str], glob: str) -> list[common_pb2.Hit]:
+        assert self.legs.keyword is not None
+        resp = await self.legs.keyword.KeywordSearch(
+            keyword_pb2.KeywordSearchRequest(repositories=repos, query=query, limit=LEG_DEPTH, languages=langs, path_glob=glob)
+        )
+        return list(resp.hits)
+
+    async def _grep(self, repos: list[str], pattern: str, regex: bool, case: bool, langs: list[str], glob: str) -> list[common_pb2.Hit]:
+        assert self.legs.keyword is not None
+        syntax = keyword_pb2.PATTERN_SYNTAX_REGEX if regex else keyword_pb2.PATTERN_SYNTAX_LITERAL
+        resp = await self.legs.keyword.Grep(
+            keyword_pb2.GrepRequest(
+                repositories=repos, pattern=pattern, syntax=syntax, case_sensitive=case, limit=LEG_DEPTH, languages=langs, path_glob=glob
+            )
+        )
+        return list(resp.hits)
+
+    async def _vector(self, repos: list[str], query: str, langs: list[str]) -> list[common_pb2.Hit]:
+        assert self.legs.vector is not None
+        resp = await self.legs.vector.VectorSearch(
+            vector_pb2.VectorSearchRequest(repositories=repos, text=query, limit=LEG_DEPTH, languages=langs)
+        )
+        if resp.partial:
+            raise PartialResult(list(resp.hits), f"embedded {resp.embedded} of {resp.total} chunks so far")
+        return list(resp.hits)
+
+    async def _definitions(self, repos: list[str], name: str, langs: list[str]) -> list[common_pb2.Hit]:
+        assert self.legs.graph is not None
+        resp = await self.legs.graph.FindDefinitions(
+            graph_pb2.FindDefinitionsRequest(repositories=repos, name=name, limit=LEG_DEPTH, language=langs[0] if len(langs) == 1 else "")
+        )
+        return [_symbol_hit(s, common_pb2.LEG_DEFINITION, rank) for rank, s in enumerate(resp.symbols)]
+
+    async def _references(self, repos: list[str], name: str) -> list[common_pb2.Hit]:
+        assert self.legs.graph is not None
+        resp = await self.legs.graph.FindReferences(graph_pb2.FindReferencesRequest(repositories=repos, name=name, limit=LEG_DEPTH))
+        return [_reference_hit(r, rank) for rank, r in enumerate(resp.references)]
+
+    async def _callees(self, repos: list[str], name: str) -> list[common_pb2.Hit]:
+        assert self.legs.graph is not None
+        resp = await self.legs.graph.FindCallees(graph_pb2.FindCalleesRequest(repositories=repos, name=name, limit=LEG_DEPTH))
+        return [_symbol_hit(s, common_pb2.LEG_REFERENCES, rank) for rank, s in enumerate(resp.callees)]
+
+    async def _impact(self, repos: list[str], target: str) -> list[common_pb2.Hit]:
+        assert self.legs.graph is not None
+        resp = await self.legs.graph.Impact(graph_pb2.ImpactRequest(repositories=repos, target=target, limit=LEG_DEPTH))
+        hits = []
+        for rank, item in enumerate(resp.items):
+            score = 1.0 / item.distance if item.distance else 1.0
+            hits.append(
+                common_pb2.Hit(
+                    location=item.location,
+                    snippet=f"{item.via} {item.symbol or item.location.path} (distance {item.distance})",
+                    score=score,
+                    leg_scores=[common_pb2.LegScore(leg=common_pb2.LEG_IMPACT, rank=rank, score=score)],
+                    found_by=[common_pb2.LEG_IMPACT],
+                    symbol=item.symbol,
+                )
+            )
+        return hits
+
+
+class PartialResult(Exception):
+    """A leg answered over part of its data (the vector leg while embeddings fill in)."""
+
+    def __init__(self, hits: list[common_pb2.Hit], reason: str) -> None:
+        super().__init__(reason)
+        self.hits = hits
+        self.reason = reason
+
+
+def _symbol_hit(s: graph_pb2.Symbol, leg: int, rank: int) -> common_pb2.Hit:
+    score = 1.0 / (1 + rank)
+    return common_pb2.Hit(
+        location=s.location,
+        snippet=s.signature,
+        score=score,
+        leg_scores=[common_pb2.LegScore(leg=leg, rank=rank, score=score)],  # type: ignore[arg-type]
+        found_by=[leg],  # type: ignore[list-item]
+        language=s.language,
+        symbol=s.qualified_name,
+        breadcrumb=[p for p in s.parent.split(".") if p] + [s.name],
+    )
+
+
+def _reference_hit(r: graph_pb2.Reference, rank: int) -> common_pb2.Hit:
+    score = 1.0 / (1 + rank)
+    return common_pb2.Hit(
+        location=r.location,
+        snippet=r.snippet,
+        score=score,
+        leg_scores=[common_pb2.LegScore(leg=common_pb2.LEG_REFERENCES, rank=rank, score=score)],
+        found_by=[common_pb2.LEG_REFERENCES],
+        symbol=r.caller,
+        match_lines=[r.location.start_line],
+    )

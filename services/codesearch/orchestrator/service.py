@@ -1,0 +1,160 @@
+"""SearchService: the public API. Indexing, search and status; talks to the legs over gRPC."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import grpc
+
+from codesearch import __version__
+from codesearch.common.errors import check_repo_name
+from codesearch.common.grpc_util import rpc, rpc_stream
+from codesearch.config import Settings
+from codesearch.orchestrator.indexer import Indexer
+from codesearch.orchestrator.legs import LegClients
+from codesearch.orchestrator.registry import Registry, RepoRecord
+from codesearch.orchestrator.search import SearchPipeline
+from codesearch.v1 import (
+    common_pb2,
+    graph_pb2,
+    keyword_pb2,
+    rerank_pb2,
+    search_pb2,
+    search_pb2_grpc,
+    vector_pb2,
+)
+
+SERVICE_NAME = search_pb2.DESCRIPTOR.services_by_name["SearchService"].full_name
+STATUS_TIMEOUT_S = 2.0  # a leg that cannot say how it is within this is reported unavailable
+
+
+class SearchServicer(search_pb2_grpc.SearchServiceServicer):
+    def __init__(self, settings: Settings, legs: LegClients) -> None:
+        self.settings = settings
+        self.legs = legs
+        self.registry = Registry(settings.service_dir("orchestrator"))
+        self.indexer = Indexer(settings, legs, self.registry)
+        self.pipeline = SearchPipeline(legs, self.registry)
+
+    @rpc_stream
+    async def IndexRepository(
+        self, request: search_pb2.IndexRepositoryRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[search_pb2.IndexRepositoryResponse]:
+        async for progress in self.indexer.run(request):
+            yield progress
+
+    @rpc
+    async def Search(self, request: search_pb2.SearchRequest, context: grpc.aio.ServicerContext) -> search_pb2.SearchResponse:
+        return await self.pipeline.search(request, context.time_remaining())
+
+    @rpc
+    async def BuildContext(
+        self, request: search_pb2.BuildContextRequest, context: grpc.aio.ServicerContext
+    ) -> search_pb2.BuildContextResponse:
+        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "BuildContext is not built yet")
+        raise AssertionError("unreachable")
+
+    @rpc
+    async def ListRepositories(
+        self, request: search_pb2.ListRepositoriesRequest, context: grpc.aio.ServicerContext
+    ) -> search_pb2.ListRepositoriesResponse:
+        return search_pb2.ListRepositoriesResponse(repositories=[_repo(r) for r in self.registry.load().values()])
+
+    @rpc
+    async def DeleteRepository(
+        self, request: search_pb2.DeleteRepositoryRequest, context: grpc.aio.ServicerContext
+    ) -> search_pb2.DeleteRepositoryResponse:
+        name = check_repo_name(request.name)
+        calls = []
+        if self.legs.keyword is not None:
+            calls.append(self.legs.keyword.DeleteKeywordRepository(keyword_pb2.DeleteKeywordRepositoryRequest(repository=name)))
+        if self.legs.graph is not None:
+            calls.append(self.legs.graph.DeleteGraphRepository(graph_pb2.DeleteGraphRepositoryRequest(repository=name)))
+        if self.legs.vector is not None:
+            calls.append(self.legs.vector.DeleteVectorRepository(vector_pb2.DeleteVectorRepositoryRequest(repository=name)))
+        results = await asyncio.gather(*calls, return_exceptions=True)
+        errors = [r for r in results if isinstance(r, BaseException)]
+        existed = self.registry.remove(name)
+        if errors:
+            raise errors[0]
+        return search_pb2.DeleteRepositoryResponse(deleted=existed)
+
+    @rpc
+    async def GetStatus(self, request: search_pb2.GetStatusRequest, context: grpc.aio.ServicerContext) -> search_pb2.GetStatusResponse:
+        resp = search_pb2.GetStatusResponse(version=__version__, data_dir=str(self.settings.home))
+        records = self.registry.load()
+        resp.repositories.extend(_repo(r) for r in records.values())
+        probes = {
+            "keyword": self._keyword_status,
+            "vector": self._vector_status,
+            "graph": self._graph_status,
+            "rerank": self._rerank_status,
+        }
+        results = await asyncio.gather(*(probe() for probe in probes.values()))
+        for (name, _), (status, stats) in zip(probes.items(), results, strict=True):
+            status.name = name
+            status.address = self.legs.legs[name].address or "not configured"
+            resp.services.append(status)
+            resp.leg_stats.extend(stats)
+        pending = {s.repository: s.pending for s in resp.leg_stats if s.detail.startswith("vector")}
+        for repo in resp.repositories:
+            repo.embeddings_pending = pending.get(repo.name, 0)
+        return resp
+
+    async def _keyword_status(self) -> tuple[search_pb2.ServiceStatus, list[common_pb2.LegIndexStats]]:
+        if self.legs.keyword is None:
+            return search_pb2.ServiceStatus(available=False, detail="not configured"), []
+        try:
+            s = await self.legs.keyword.GetKeywordStats(keyword_pb2.GetKeywordStatsRequest(), timeout=STATUS_TIMEOUT_S)
+        except grpc.aio.AioRpcError as e:
+            return search_pb2.ServiceStatus(available=False, detail=f"{e.code().name}: {e.details()}"), []
+        for x in s.bm25:
+            x.detail = f"keyword bm25 {x.detail}".strip()
+        for x in s.trigram:
+            x.detail = f"keyword trigram {x.detail}".strip()
+        return search_pb2.ServiceStatus(available=True, detail="bm25 + trigram"), [*s.bm25, *s.trigram]
+
+    async def _vector_status(self) -> tuple[search_pb2.ServiceStatus, list[common_pb2.LegIndexStats]]:
+        if self.legs.vector is None:
+            return search_pb2.ServiceStatus(available=False, detail="not configured"), []
+        try:
+            s = await self.legs.vector.GetVectorStats(vector_pb2.GetVectorStatsRequest(), timeout=STATUS_TIMEOUT_S)
+        except grpc.aio.AioRpcError as e:
+            return search_pb2.ServiceStatus(available=False, detail=f"{e.code().name}: {e.details()}"), []
+        for x in s.repositories:
+            x.detail = f"vector {x.detail}".strip()
+        ok = not s.unavailable_reason
+        detail = f"{s.model} ({s.backend}, {s.dimensions} dims)" if ok else s.unavailable_reason
+        return search_pb2.ServiceStatus(available=ok, detail=detail), list(s.repositories)
+
+    async def _graph_status(self) -> tuple[search_pb2.ServiceStatus, list[common_pb2.LegIndexStats]]:
+        if self.legs.graph is None:
+            return search_pb2.ServiceStatus(available=False, detail="not configured"), []
+        try:
+            s = await self.legs.graph.GetGraphStats(graph_pb2.GetGraphStatsRequest(), timeout=STATUS_TIMEOUT_S)
+        except grpc.aio.AioRpcError as e:
+            return search_pb2.ServiceStatus(available=False, detail=f"{e.code().name}: {e.details()}"), []
+        for x in s.repositories:
+            x.detail = f"graph {x.detail}".strip()
+        return search_pb2.ServiceStatus(available=True, detail="tree-sitter graph"), list(s.repositories)
+
+    async def _rerank_status(self) -> tuple[search_pb2.ServiceStatus, list[common_pb2.LegIndexStats]]:
+        if self.legs.rerank is None:
+            return search_pb2.ServiceStatus(available=False, detail="not configured"), []
+        try:
+            s = await self.legs.rerank.GetRerankerInfo(rerank_pb2.GetRerankerInfoRequest(), timeout=STATUS_TIMEOUT_S)
+        except grpc.aio.AioRpcError as e:
+            return search_pb2.ServiceStatus(available=False, detail=f"{e.code().name}: {e.details()}"), []
+        return search_pb2.ServiceStatus(available=s.available, detail=s.model if s.available else s.unavailable_reason), []
+
+
+def _repo(r: RepoRecord) -> search_pb2.Repository:
+    return search_pb2.Repository(
+        name=r.name, root=r.root, files=r.files, chunks=r.chunks, index_version=r.index_version, indexed_at=r.indexed_at
+    )
+
+
+def register(server: grpc.aio.Server, settings: Settings, local_legs: set[str]) -> list[str]:
+    search_pb2_grpc.add_SearchServiceServicer_to_server(SearchServicer(settings, LegClients(settings, local_legs)), server)
+    return [SERVICE_NAME]

@@ -1,0 +1,603 @@
+"""Self-supervised fine-tuning of the reranker on a repository's own source (`codesearch reranker train`).
+
+Pairs are mined from the code: a docstring's first sentence -> its definition with that sentence removed, and
+an identifier -> its definition. Hard negatives are the other definitions BM25 or the bi-encoder rank highest.
+The cross-encoder starts from the bundled all-MiniLM-L6-v2 weights with a fresh 1-logit head and is trained
+with a listwise loss, embeddings and lower layers frozen (CPU budget). Then a logistic blend of the
+cross-encoder logit, the bi-encoder cosine and the lexical overlap is fit on a held-apart split of files, so the
+result keeps what the bi-encoder knows and its scores are calibrated probabilities. Files are split three ways
+(train / blend fit / test); the report gives held-out MRR of every scorer on the test files.
+
+    python -m codesearch.rerank.train --path DIR [--repo NAME] [--budget-minutes 10] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import json
+import logging
+import os
+import random
+import re
+import shutil
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from codesearch.config import Settings
+from codesearch.rerank import text as rtext
+from codesearch.rerank.model import (
+    BLEND_FILE,
+    Blend,
+    configure_threads,
+    resolve_bi_encoder,
+    trained_model_dir,
+)
+
+log = logging.getLogger(__name__)
+
+BASE_MODEL = (
+    "all-MiniLM-L6-v2"  # bundled offline; its transformer seeds the cross-encoder and gives the cosine
+)
+MAX_LENGTH = 128  # 256 tokens doubles the cost of every step and scoring call for no measured gain
+QUERY_TOKEN_RESERVE = 24  # room left for the query when trimming candidates (most queries are shorter)
+MAX_POOL = (
+    2500  # definitions embedded and searched for negatives; bounds the bi-encoder pass to ~1-2 min of CPU
+)
+MIN_QUERY_WORDS = 3  # shorter first sentences ("Return x.") say too little to be a query
+MAX_QUERY_WORDS = 40  # longer ones are paragraphs, not questions
+IDENT_SHARE = 0.2  # share of queries that are an identifier instead of a sentence (definition lookups)
+TEST_SHARE = 0.2  # files held out for the final table
+BLEND_SHARE = 0.15  # files held apart to fit the blend: scores on training pairs are overconfident
+MAX_TEST_GROUPS = 150  # 150 x 20 pairs: ~1-2 min of CPU scoring, enough for an MRR within ~+-0.03
+MAX_BLEND_GROUPS = 100  # 100 x 20 pairs: plenty for 4 weights
+GROUP_NEGATIVES = 19  # held-out groups are 1 right + 19 wrong, as in the earlier baseline
+HARD_POOL = 15  # training negatives are sampled from this many hardest per query
+TRAIN_NEGATIVES = 3  # per query per step: more queries per step beat more negatives per query at this budget
+GROUPS_PER_STEP = 8  # 8 x (1 + 3) = 32 pairs a step
+FROZEN_LAYERS = 3  # of 6: backward through the top half only, ~1/3 less time a step; embeddings frozen too
+ENCODER_LR = 1e-4  # few hundred steps: higher than the usual 2e-5
+HEAD_LR = 2e-3  # the fresh head must move fast
+WARMUP_STEPS = 10  # keeps the fresh head's first large gradients from wrecking the encoder
+MIN_COS_GAIN = (
+    0.01  # a blend that needs the bi-encoder (twice the latency) must beat the best one without it by this
+)
+BM25_K1, BM25_B = 1.2, 0.75  # textbook BM25 parameters
+L2 = 1e-2  # ridge for the logistic blend; the features are few and on similar scales
+SEED = 13
+SKIP_DIRS = {".git", "__pycache__", "node_modules", ".venv", "venv", "build", "dist", "site-packages"}
+
+BLEND_CANDIDATES: tuple[tuple[str, ...], ...] = (
+    ("ce",),
+    ("ce", "lex"),
+    ("cos", "lex"),
+    ("ce", "cos"),
+    ("ce", "cos", "lex"),
+)
+
+
+@dataclass
+class Definition:
+    path: str
+    breadcrumb: list[str]
+    name: str
+    sentence: str
+    code: str
+    text: str = ""  # what the models read: header + trimmed code
+
+
+@dataclass
+class Group:
+    query: str
+    kind: str  # "doc" or "ident"
+    positive: int
+    negatives: list[int]
+
+
+@dataclass
+class TrainReport:
+    repository: str
+    path: str
+    device: str
+    definitions: int
+    train_queries: int
+    blend_groups: int
+    test_groups: int
+    steps: int
+    pairs_trained: int
+    train_seconds: float
+    max_length: int
+    chosen: str
+    weights: dict[str, float]
+    bias: float
+    mrr: dict[str, float] = field(default_factory=dict)
+    mrr_by_kind: dict[str, dict[str, float]] = field(default_factory=dict)
+    out_dir: str = ""
+    elapsed_seconds: float = 0.0
+
+    def table(self) -> str:
+        kinds = sorted(self.mrr_by_kind)
+        head = "| scorer | MRR (all) | " + " | ".join(f"MRR ({k})" for k in kinds) + " |"
+        rows = [head, "|" + " --- |" * (2 + len(kinds))]
+        for name, v in sorted(self.mrr.items(), key=lambda kv: -kv[1]):
+            cells = " | ".join(f"{self.mrr_by_kind[k].get(name, float('nan')):.3f}" for k in kinds)
+            mark = " (chosen)" if name == self.chosen else ""
+            rows.append(f"| {name}{mark} | {v:.3f} | {cells} |")
+        return "\n".join(rows)
+
+
+# ---------------------------------------------------------------- mining
+
+
+def first_sentence(doc: str) -> str:
+    para = doc.strip().split("\n\n")[0]
+    para = " ".join(para.split())
+    m = re.search(r"(?<=[.!?])\s", para)
+    return (para[: m.start()] if m else para).strip()
+
+
+def _strip_sentence(lines: list[str], doc_node: ast.Expr, start: int, doc: str, sentence: str) -> list[str]:
+    """The definition's lines with the docstring replaced by the docstring minus its first sentence."""
+    n = len(sentence.split())
+    m = re.match(r"\s*(?:\S+\s+){%d}\S+" % (n - 1), doc)
+    rest = doc[m.end() :].strip() if m else doc.strip()
+    a, b = doc_node.lineno - 1 - start, (doc_node.end_lineno or doc_node.lineno) - start
+    indent = lines[a][: len(lines[a]) - len(lines[a].lstrip())]
+    new = [f'{indent}"""{rest}"""'] if rest else []
+    return lines[:a] + new + lines[b:]
+
+
+def mine_python_file(root: Path, file: Path) -> list[Definition]:
+    try:
+        source = file.read_text(encoding="utf-8")
+        tree = ast.parse(source)
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return []
+    lines = source.splitlines()
+    rel = file.relative_to(root).as_posix()
+    out: list[Definition] = []
+
+    def visit(node: ast.AST, crumbs: list[str]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                doc = ast.get_docstring(child, clean=True)
+                body0 = child.body[0] if child.body else None
+                if doc and isinstance(body0, ast.Expr):
+                    sentence = first_sentence(doc)
+                    n_words = len(sentence.split())
+                    start = child.lineno - 1
+                    code_lines = lines[start : child.end_lineno]
+                    if MIN_QUERY_WORDS <= n_words <= MAX_QUERY_WORDS and len(code_lines) >= 3:
+                        code = "\n".join(_strip_sentence(code_lines, body0, start, doc, sentence))
+                        out.append(Definition(rel, list(crumbs), child.name, sentence.rstrip("."), code))
+                visit(child, [*crumbs, child.name])
+
+    visit(tree, [])
+    return out
+
+
+def mine(root: Path) -> list[Definition]:
+    """Definitions with a usable docstring under root (Python files, via `ast`)."""
+    found: list[Definition] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        for name in sorted(filenames):
+            if name.endswith(".py"):
+                found.extend(mine_python_file(root, Path(dirpath) / name))
+    return found
+
+
+def split_of(path: str) -> str:
+    """train / blend / test by a hash of the file path: no file contributes to two splits."""
+    h = int(hashlib.sha1(path.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+    return "test" if h < TEST_SHARE else "blend" if h < TEST_SHARE + BLEND_SHARE else "train"
+
+
+# ---------------------------------------------------------------- first-stage scorers
+
+
+def _terms(text: str) -> list[str]:
+    return [w.lower() for w in rtext._WORD_RE.findall(text) if w.lower() not in rtext.STOPWORDS]
+
+
+class BM25:
+    """BM25 over the pool's texts as a sparse matrix: scores(query) is one sparse mat-vec."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        from scipy import sparse
+
+        self.vocab: dict[str, int] = {}
+        rows, cols, vals = [], [], []
+        lengths = np.zeros(len(texts))
+        for i, t in enumerate(texts):
+            terms = _terms(t)
+            lengths[i] = len(terms)
+            counts: dict[int, int] = {}
+            for w in terms:
+                j = self.vocab.setdefault(w, len(self.vocab))
+                counts[j] = counts.get(j, 0) + 1
+            rows += [i] * len(counts)
+            cols += list(counts)
+            vals += list(counts.values())
+        tf = sparse.csr_matrix((vals, (rows, cols)), shape=(len(texts), len(self.vocab)), dtype=np.float64)
+        df = np.bincount(tf.indices, minlength=len(self.vocab))
+        idf = np.log(1 + (len(texts) - df + 0.5) / (df + 0.5))
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths / max(lengths.mean(), 1.0))
+        tf = tf.tocoo()
+        w = idf[tf.col] * tf.data * (BM25_K1 + 1) / (tf.data + norm[tf.row])
+        self.matrix = sparse.csr_matrix((w, (tf.row, tf.col)), shape=tf.shape)
+
+    def scores(self, query: str) -> np.ndarray:
+        q = np.zeros(len(self.vocab))
+        for w in set(_terms(query)):
+            j = self.vocab.get(w)
+            if j is not None:
+                q[j] = 1.0
+        return self.matrix @ q
+
+
+# ---------------------------------------------------------------- cross-encoder
+
+
+def score_pairs(
+    model: object, tokenizer: object, pairs: Sequence[tuple[str, str]], batch: int = 32
+) -> np.ndarray:
+    """Raw logits for pairs, batched by length."""
+    import torch
+
+    order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][1]))
+    out = np.empty(len(pairs))
+    model.eval()  # type: ignore[attr-defined]
+    with torch.inference_mode():
+        for k in range(0, len(order), batch):
+            idx = order[k : k + batch]
+            enc = tokenizer(  # type: ignore[operator]
+                [pairs[i][0] for i in idx],
+                [pairs[i][1] for i in idx],
+                padding=True,
+                truncation=True,
+                max_length=MAX_LENGTH,
+                return_tensors="pt",
+            )
+            out[idx] = model(**enc).logits.view(-1).float().numpy()  # type: ignore[operator]
+    return out
+
+
+def new_cross_encoder(max_length: int, device: str) -> object:
+    from sentence_transformers import CrossEncoder
+
+    return CrossEncoder(
+        resolve_bi_encoder(BASE_MODEL),
+        num_labels=1,
+        max_length=max_length,
+        device=device,
+        local_files_only=True,
+    )
+
+
+def train_steps(
+    ce: object,
+    batches: Callable[[int], list[tuple[str, list[str]]]],
+    deadline: float,
+    max_steps: int,
+    max_length: int = MAX_LENGTH,
+) -> int:
+    """Listwise training until the deadline or max_steps: each item is (query, [positive, *negatives]).
+
+    Returns the number of steps taken.
+    """
+    import torch
+
+    model = ce.model  # type: ignore[attr-defined]
+    tokenizer = ce.tokenizer  # type: ignore[attr-defined]
+    bert = model.base_model
+    for p in bert.embeddings.parameters():
+        p.requires_grad = False
+    for layer in bert.encoder.layer[:FROZEN_LAYERS]:
+        for p in layer.parameters():
+            p.requires_grad = False
+    head = [p for n, p in model.named_parameters() if p.requires_grad and n.startswith("classifier")]
+    body = [p for n, p in model.named_parameters() if p.requires_grad and not n.startswith("classifier")]
+    opt = torch.optim.AdamW(
+        [{"params": body, "lr": ENCODER_LR}, {"params": head, "lr": HEAD_LR}], weight_decay=0.01
+    )
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / WARMUP_STEPS))
+    model.train()
+    step = 0
+    while step < max_steps and time.monotonic() < deadline:
+        items = batches(step)
+        width = len(items[0][1])
+        enc = tokenizer(
+            [q for q, texts in items for _ in texts],
+            [t for _, texts in items for t in texts],
+            padding=True,
+            truncation=True,
+            max_length=max_length,
+            return_tensors="pt",
+        ).to(model.device)
+        logits = model(**enc).logits.view(len(items), width)
+        loss = torch.nn.functional.cross_entropy(
+            logits, torch.zeros(len(items), dtype=torch.long, device=model.device)
+        )
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(body + head, 1.0)
+        opt.step()
+        sched.step()
+        step += 1
+        if step % 10 == 0:
+            log.info("step %d loss %.3f", step, loss.item())
+    model.eval()
+    return step
+
+
+# ---------------------------------------------------------------- blend
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = L2, iters: int = 50) -> tuple[np.ndarray, float]:
+    """Logistic regression by Newton's method (few features): weights, bias."""
+    xb = np.hstack([x, np.ones((len(x), 1))])
+    w = np.zeros(xb.shape[1])
+    reg = np.full(xb.shape[1], l2)
+    reg[-1] = 0.0
+    for _ in range(iters):
+        p = 1 / (1 + np.exp(-(xb @ w)))
+        grad = xb.T @ (p - y) / len(y) + reg * w
+        hess = (xb * (p * (1 - p))[:, None]).T @ xb / len(y) + np.diag(reg) + 1e-9 * np.eye(len(w))
+        delta = np.linalg.solve(hess, grad)
+        w -= delta
+        if np.abs(delta).max() < 1e-8:
+            break
+    return w[:-1], float(w[-1])
+
+
+def mrr(scores: np.ndarray, group_size: int) -> float:
+    """Groups are consecutive rows with the positive first; ties count against the positive."""
+    s = scores.reshape(-1, group_size)
+    ranks = 1 + (s[:, 1:] >= s[:, :1]).sum(axis=1)
+    return float((1.0 / ranks).mean())
+
+
+# ---------------------------------------------------------------- the whole run
+
+
+def _groups(
+    defs: list[Definition],
+    ids: list[int],
+    bm25: BM25,
+    emb: np.ndarray,
+    encode: Callable[[list[str]], np.ndarray],
+) -> list[Group]:
+    rng = random.Random(SEED)
+    queries, kinds = [], []
+    for i in ids:
+        ident = rng.random() < IDENT_SHARE
+        queries.append(defs[i].name if ident else defs[i].sentence)
+        kinds.append("ident" if ident else "doc")
+    q_emb = encode(queries)
+    out: list[Group] = []
+    for i, q, kind, qe in zip(ids, queries, kinds, q_emb, strict=True):
+        lex_rank = np.argsort(-bm25.scores(q), kind="stable")[: 3 * GROUP_NEGATIVES]
+        cos_rank = np.argsort(-(emb @ qe), kind="stable")[: 3 * GROUP_NEGATIVES]
+        negs: list[int] = []
+        for j in (int(x) for pair in zip(lex_rank, cos_rank, strict=True) for x in pair):
+            same = (
+                defs[j].sentence == defs[i].sentence
+                or defs[j].name == defs[i].name
+                or defs[j].code == defs[i].code
+            )
+            if j != i and j not in negs and not same:
+                negs.append(j)
+            if len(negs) >= max(GROUP_NEGATIVES, HARD_POOL):
+                break
+        if len(negs) >= GROUP_NEGATIVES:
+            out.append(Group(q, kind, i, negs))
+    return out
+
+
+def _features(
+    groups: list[Group],
+    defs: list[Definition],
+    bm25: BM25,
+    emb: np.ndarray,
+    encode: Callable,
+    ce_scores: np.ndarray,
+) -> dict[str, np.ndarray]:
+    q_emb = encode([g.query for g in groups])
+    cos, lex, bm = [], [], []
+    for g, qe in zip(groups, q_emb, strict=True):
+        members = [g.positive, *g.negatives[:GROUP_NEGATIVES]]
+        cos.extend(emb[members] @ qe)
+        lex.extend(rtext.lexical_overlap(g.query, defs[j].text) for j in members)
+        bm.extend(bm25.scores(g.query)[members])
+    return {"ce": ce_scores, "cos": np.array(cos), "lex": np.array(lex), "bm25": np.array(bm)}
+
+
+def _pairs(groups: list[Group], defs: list[Definition]) -> list[tuple[str, str]]:
+    return [(g.query, defs[j].text) for g in groups for j in [g.positive, *g.negatives[:GROUP_NEGATIVES]]]
+
+
+def _save(ce: object, blend: Blend, report: TrainReport, out_dir: Path) -> None:
+    """Writes next to out_dir, then swaps it in: a crash leaves the previous model whole."""
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir.parent / f".{out_dir.name}.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    ce.save(str(tmp))  # type: ignore[attr-defined]
+    blend.save(tmp / BLEND_FILE)
+    (tmp / "train_report.json").write_text(json.dumps(asdict(report), indent=2) + "\n")
+    old = out_dir.parent / f".{out_dir.name}.old-{os.getpid()}"
+    if out_dir.exists():
+        out_dir.rename(old)
+    tmp.rename(out_dir)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def train(
+    settings: Settings,
+    repository: str,
+    device: str = "cpu",
+    budget_minutes: float = 10.0,
+    out_dir: Path | None = None,
+    path: Path | None = None,
+    max_steps: int = 1_000_000,
+) -> TrainReport:
+    """Mines pairs from the source under `path` (or `repository` when it is a directory), fine-tunes,
+    fits the blend, evaluates on held-out files and saves to out_dir (default: the data directory's model)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from sentence_transformers import SentenceTransformer
+
+    t0 = time.monotonic()
+    deadline_all = t0 + budget_minutes * 60
+    root = Path(path) if path is not None else Path(repository)
+    if not root.is_dir():
+        raise ValueError(f"no source directory for repository {repository!r}: pass --path DIR")
+    out = out_dir if out_dir is not None else trained_model_dir(settings)
+    if device == "cpu":
+        configure_threads(settings.torch_threads)
+    rng = random.Random(SEED)
+
+    defs = mine(root)
+    rng.shuffle(defs)
+    defs = defs[:MAX_POOL]
+    if len(defs) < 4 * (GROUP_NEGATIVES + 1):
+        raise ValueError(f"only {len(defs)} documented definitions under {root}; too few to train on")
+    ce = new_cross_encoder(MAX_LENGTH, device)
+    count = rtext.tokenizer_counter(ce.tokenizer)  # type: ignore[attr-defined]
+    for d in defs:
+        d.text = rtext.candidate_text(
+            QUERY_TOKEN_RESERVE, d.path, d.breadcrumb, d.code, (), MAX_LENGTH, count
+        )
+    log.info("mined %d definitions in %.1fs", len(defs), time.monotonic() - t0)
+
+    bi = SentenceTransformer(resolve_bi_encoder(BASE_MODEL), device=device, local_files_only=True)
+    bi.max_seq_length = MAX_LENGTH
+
+    def encode(texts: list[str]) -> np.ndarray:
+        return bi.encode(texts, batch_size=32, normalize_embeddings=True, show_progress_bar=False)
+
+    emb = encode([d.text for d in defs])
+    bm25 = BM25([d.text for d in defs])
+    log.info("embedded the pool in %.1fs", time.monotonic() - t0)
+    by_split: dict[str, list[int]] = {"train": [], "blend": [], "test": []}
+    for i, d in enumerate(defs):
+        by_split[split_of(d.path)].append(i)
+    train_groups = _groups(defs, by_split["train"], bm25, emb, encode)
+    blend_groups = _groups(defs, by_split["blend"], bm25, emb, encode)[:MAX_BLEND_GROUPS]
+    test_groups = _groups(defs, by_split["test"], bm25, emb, encode)[:MAX_TEST_GROUPS]
+    log.info("groups: %d train, %d blend, %d test", len(train_groups), len(blend_groups), len(test_groups))
+
+    # Reserve time for scoring the blend and test groups, measured on one batch.
+    eval_pairs = _pairs(blend_groups, defs) + _pairs(test_groups, defs)
+    t = time.monotonic()
+    score_pairs(ce.model, ce.tokenizer, eval_pairs[:32])  # type: ignore[attr-defined]
+    reserve = (time.monotonic() - t) / 32 * len(eval_pairs) * 1.2 + 10
+    deadline = deadline_all - reserve
+
+    order = list(range(len(train_groups)))
+
+    def batches(step: int) -> list[tuple[str, list[str]]]:
+        items = []
+        for k in range(GROUPS_PER_STEP):
+            pos = step * GROUPS_PER_STEP + k
+            if pos % len(order) == 0:
+                rng.shuffle(order)
+            g = train_groups[order[pos % len(order)]]
+            negs = rng.sample(g.negatives[:HARD_POOL], TRAIN_NEGATIVES)
+            items.append((g.query, [defs[g.positive].text, *(defs[j].text for j in negs)]))
+        return items
+
+    t_train = time.monotonic()
+    steps = train_steps(ce, batches, deadline, max_steps)
+    train_seconds = time.monotonic() - t_train
+    log.info("trained %d steps in %.1fs", steps, train_seconds)
+
+    size = GROUP_NEGATIVES + 1
+    ce_all = score_pairs(ce.model, ce.tokenizer, eval_pairs)  # type: ignore[attr-defined]
+    n_blend = len(blend_groups) * size
+    f_blend = _features(blend_groups, defs, bm25, emb, encode, ce_all[:n_blend])
+    f_test = _features(test_groups, defs, bm25, emb, encode, ce_all[n_blend:])
+    y = np.tile(np.array([1.0] + [0.0] * GROUP_NEGATIVES), len(blend_groups))
+
+    fitted: dict[str, tuple[tuple[str, ...], np.ndarray, float, float]] = {}
+    for feats in BLEND_CANDIDATES:
+        w, b = fit_logistic(np.stack([f_blend[f] for f in feats], axis=1), y)
+        fit_mrr = mrr(np.stack([f_blend[f] for f in feats], axis=1) @ w, size)
+        fitted["blend(" + "+".join(feats) + ")"] = (feats, w, b, fit_mrr)
+    best_without_cos = max((v for v in fitted.values() if "cos" not in v[0]), key=lambda v: v[3])
+    best_with_cos = max((v for v in fitted.values() if "cos" in v[0]), key=lambda v: v[3])
+    chosen = best_with_cos if best_with_cos[3] >= best_without_cos[3] + MIN_COS_GAIN else best_without_cos
+    chosen_name = next(k for k, v in fitted.items() if v is chosen)
+
+    kinds = sorted({g.kind for g in test_groups})
+    kind_mask = {k: np.repeat(np.array([g.kind == k for g in test_groups]), size) for k in kinds}
+    scorers = {
+        "first-stage BM25": f_test["bm25"],
+        "bi-encoder cosine": f_test["cos"],
+        "lexical overlap": f_test["lex"],
+        "cross-encoder alone": f_test["ce"],
+    }
+    for name, (feats, w, _b, _m) in fitted.items():
+        scorers[name] = np.stack([f_test[f] for f in feats], axis=1) @ w
+    feats, w, b, _ = chosen
+    blend = Blend(
+        weights={f: float(x) for f, x in zip(feats, w, strict=True)},
+        bias=b,
+        bi_encoder=BASE_MODEL if "cos" in feats else "",
+        extra={"max_length": MAX_LENGTH, "base_model": BASE_MODEL},
+    )
+    report = TrainReport(
+        repository=repository,
+        path=str(root),
+        device=device,
+        definitions=len(defs),
+        train_queries=len(train_groups),
+        blend_groups=len(blend_groups),
+        test_groups=len(test_groups),
+        steps=steps,
+        pairs_trained=steps * GROUPS_PER_STEP * (TRAIN_NEGATIVES + 1),
+        train_seconds=round(train_seconds, 1),
+        max_length=MAX_LENGTH,
+        chosen=chosen_name,
+        weights=blend.weights,
+        bias=b,
+        mrr={k: round(mrr(v, size), 4) for k, v in scorers.items()},
+        mrr_by_kind={k: {n: round(mrr(v[kind_mask[k]], size), 4) for n, v in scorers.items()} for k in kinds},
+        out_dir=str(out),
+    )
+    report.elapsed_seconds = round(time.monotonic() - t0, 1)
+    _save(ce, blend, report, out)
+    return report
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="codesearch reranker train", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repo", default="", help="repository name (or its source directory)")
+    ap.add_argument("--path", type=Path, default=None, help="source directory to mine (default: --repo)")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--budget-minutes", type=float, default=10.0)
+    ap.add_argument("--out", type=Path, default=None, help="model directory (default: the data directory's)")
+    ap.add_argument("--max-steps", type=int, default=1_000_000)
+    a = ap.parse_args(argv)
+    if not a.repo and a.path is None:
+        ap.error("give --repo or --path")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    try:
+        report = train(
+            Settings.from_env(), a.repo or a.path.name, a.device, a.budget_minutes, a.out, a.path, a.max_steps
+        )
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(report.table())
+    print(json.dumps({k: v for k, v in asdict(report).items() if k not in ("mrr", "mrr_by_kind")}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

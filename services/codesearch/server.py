@@ -1,0 +1,80 @@
+"""Hosts any set of codesearch services in one gRPC server: all of them (the embedded default) or one.
+
+The orchestrator reaches every leg over gRPC, even in one process (then over this server's own address),
+so the same code runs embedded on a laptop and as separate pods.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import signal
+from collections.abc import Callable
+
+import grpc
+
+from codesearch.common.grpc_util import add_health_and_reflection, set_serving
+from codesearch.config import MAX_MESSAGE_BYTES, Settings
+
+log = logging.getLogger("codesearch.server")
+
+ALL_SERVICES = ("keyword", "vector", "graph", "rerank", "orchestrator")
+SHUTDOWN_GRACE_S = 10.0  # in-flight searches finish; an index run is cut and its old snapshot stays live
+SERVER_OPTIONS = [
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+    # Accept the clients' keepalive pings (every 30 s, see orchestrator/legs.py) instead of closing with GOAWAY.
+    ("grpc.keepalive_permit_without_calls", 0),
+    ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+]
+
+
+def _register_leg(name: str, server: grpc.aio.Server, settings: Settings, hosted: set[str]) -> list[str]:
+    if name == "orchestrator":
+        from codesearch.orchestrator.service import register as register_orchestrator
+
+        return register_orchestrator(server, settings, hosted)
+    module = importlib.import_module(f"codesearch.{name}.service")
+    return list(module.register(server, settings))
+
+
+def registrars(settings: Settings, services: tuple[str, ...] = ALL_SERVICES) -> list[Callable[[grpc.aio.Server], object]]:
+    """Functions that add the given services, then health and reflection, to a server (for ThreadedServer)."""
+    hosted = set(services)
+    names: list[str] = []
+
+    def add_services(server: grpc.aio.Server) -> None:
+        for name in services:
+            names.extend(_register_leg(name, server, settings, hosted))
+
+    async def add_health(server: grpc.aio.Server) -> None:
+        health = add_health_and_reflection(server, names)
+        await set_serving(health, ["", *names], True)
+
+    return [add_services, add_health]
+
+
+async def serve(settings: Settings, services: tuple[str, ...] = ALL_SERVICES) -> None:
+    """Runs until SIGTERM or SIGINT, then drains: NOT_SERVING first, so load balancers stop sending."""
+    server = grpc.aio.server(options=SERVER_OPTIONS)
+    port = server.add_insecure_port(settings.listen_addr)
+    if port == 0:
+        raise OSError(f"cannot listen on {settings.listen_addr}")
+    hosted = set(services)
+    names: list[str] = []
+    for name in services:
+        names.extend(_register_leg(name, server, settings, hosted))
+    health = add_health_and_reflection(server, names)
+    await server.start()
+    await set_serving(health, ["", *names], True)
+    log.info("codesearch serving %s on %s (data in %s)", ", ".join(services), settings.listen_addr, settings.home)
+    print(f"codesearch serving {', '.join(services)} on {settings.listen_addr} (data in {settings.home})", flush=True)
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await set_serving(health, ["", *names], False)
+    await server.stop(SHUTDOWN_GRACE_S)

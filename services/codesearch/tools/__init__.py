@@ -1,0 +1,1 @@
+"""Developer tools: protobuf code generation."""

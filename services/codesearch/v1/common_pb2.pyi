@@ -1,0 +1,200 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class Leg(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    LEG_UNSPECIFIED: _ClassVar[Leg]
+    LEG_KEYWORD: _ClassVar[Leg]
+    LEG_TRIGRAM: _ClassVar[Leg]
+    LEG_VECTOR: _ClassVar[Leg]
+    LEG_DEFINITION: _ClassVar[Leg]
+    LEG_REFERENCES: _ClassVar[Leg]
+    LEG_IMPACT: _ClassVar[Leg]
+    LEG_RERANK: _ClassVar[Leg]
+
+class LegStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    LEG_STATUS_UNSPECIFIED: _ClassVar[LegStatus]
+    LEG_STATUS_OK: _ClassVar[LegStatus]
+    LEG_STATUS_DEGRADED: _ClassVar[LegStatus]
+    LEG_STATUS_SKIPPED: _ClassVar[LegStatus]
+    LEG_STATUS_PARTIAL: _ClassVar[LegStatus]
+LEG_UNSPECIFIED: Leg
+LEG_KEYWORD: Leg
+LEG_TRIGRAM: Leg
+LEG_VECTOR: Leg
+LEG_DEFINITION: Leg
+LEG_REFERENCES: Leg
+LEG_IMPACT: Leg
+LEG_RERANK: Leg
+LEG_STATUS_UNSPECIFIED: LegStatus
+LEG_STATUS_OK: LegStatus
+LEG_STATUS_DEGRADED: LegStatus
+LEG_STATUS_SKIPPED: LegStatus
+LEG_STATUS_PARTIAL: LegStatus
+
+class Location(_message.Message):
+    __slots__ = ("repository", "path", "start_line", "end_line")
+    REPOSITORY_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    START_LINE_FIELD_NUMBER: _ClassVar[int]
+    END_LINE_FIELD_NUMBER: _ClassVar[int]
+    repository: str
+    path: str
+    start_line: int
+    end_line: int
+    def __init__(self, repository: _Optional[str] = ..., path: _Optional[str] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ...) -> None: ...
+
+class Chunk(_message.Message):
+    __slots__ = ("repository", "path", "start_line", "end_line", "language", "content_hash", "text", "breadcrumb", "symbol")
+    REPOSITORY_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    START_LINE_FIELD_NUMBER: _ClassVar[int]
+    END_LINE_FIELD_NUMBER: _ClassVar[int]
+    LANGUAGE_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_HASH_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    BREADCRUMB_FIELD_NUMBER: _ClassVar[int]
+    SYMBOL_FIELD_NUMBER: _ClassVar[int]
+    repository: str
+    path: str
+    start_line: int
+    end_line: int
+    language: str
+    content_hash: str
+    text: str
+    breadcrumb: _containers.RepeatedScalarFieldContainer[str]
+    symbol: str
+    def __init__(self, repository: _Optional[str] = ..., path: _Optional[str] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ..., language: _Optional[str] = ..., content_hash: _Optional[str] = ..., text: _Optional[str] = ..., breadcrumb: _Optional[_Iterable[str]] = ..., symbol: _Optional[str] = ...) -> None: ...
+
+class LegScore(_message.Message):
+    __slots__ = ("leg", "rank", "score")
+    LEG_FIELD_NUMBER: _ClassVar[int]
+    RANK_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    leg: Leg
+    rank: int
+    score: float
+    def __init__(self, leg: _Optional[_Union[Leg, str]] = ..., rank: _Optional[int] = ..., score: _Optional[float] = ...) -> None: ...
+
+class Boost(_message.Message):
+    __slots__ = ("name", "factor")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    FACTOR_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    factor: float
+    def __init__(self, name: _Optional[str] = ..., factor: _Optional[float] = ...) -> None: ...
+
+class Hit(_message.Message):
+    __slots__ = ("location", "snippet", "score", "leg_scores", "found_by", "boosts", "language", "breadcrumb", "symbol", "match_lines")
+    LOCATION_FIELD_NUMBER: _ClassVar[int]
+    SNIPPET_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    LEG_SCORES_FIELD_NUMBER: _ClassVar[int]
+    FOUND_BY_FIELD_NUMBER: _ClassVar[int]
+    BOOSTS_FIELD_NUMBER: _ClassVar[int]
+    LANGUAGE_FIELD_NUMBER: _ClassVar[int]
+    BREADCRUMB_FIELD_NUMBER: _ClassVar[int]
+    SYMBOL_FIELD_NUMBER: _ClassVar[int]
+    MATCH_LINES_FIELD_NUMBER: _ClassVar[int]
+    location: Location
+    snippet: str
+    score: float
+    leg_scores: _containers.RepeatedCompositeFieldContainer[LegScore]
+    found_by: _containers.RepeatedScalarFieldContainer[Leg]
+    boosts: _containers.RepeatedCompositeFieldContainer[Boost]
+    language: str
+    breadcrumb: _containers.RepeatedScalarFieldContainer[str]
+    symbol: str
+    match_lines: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, location: _Optional[_Union[Location, _Mapping]] = ..., snippet: _Optional[str] = ..., score: _Optional[float] = ..., leg_scores: _Optional[_Iterable[_Union[LegScore, _Mapping]]] = ..., found_by: _Optional[_Iterable[_Union[Leg, str]]] = ..., boosts: _Optional[_Iterable[_Union[Boost, _Mapping]]] = ..., language: _Optional[str] = ..., breadcrumb: _Optional[_Iterable[str]] = ..., symbol: _Optional[str] = ..., match_lines: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class LegReport(_message.Message):
+    __slots__ = ("leg", "status", "reason", "latency_ms", "hits", "weight")
+    LEG_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    LATENCY_MS_FIELD_NUMBER: _ClassVar[int]
+    HITS_FIELD_NUMBER: _ClassVar[int]
+    WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    leg: Leg
+    status: LegStatus
+    reason: str
+    latency_ms: float
+    hits: int
+    weight: float
+    def __init__(self, leg: _Optional[_Union[Leg, str]] = ..., status: _Optional[_Union[LegStatus, str]] = ..., reason: _Optional[str] = ..., latency_ms: _Optional[float] = ..., hits: _Optional[int] = ..., weight: _Optional[float] = ...) -> None: ...
+
+class IndexedFile(_message.Message):
+    __slots__ = ("path", "language", "content_hash", "content", "chunks")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    LANGUAGE_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_HASH_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    language: str
+    content_hash: str
+    content: bytes
+    chunks: _containers.RepeatedCompositeFieldContainer[Chunk]
+    def __init__(self, path: _Optional[str] = ..., language: _Optional[str] = ..., content_hash: _Optional[str] = ..., content: _Optional[bytes] = ..., chunks: _Optional[_Iterable[_Union[Chunk, _Mapping]]] = ...) -> None: ...
+
+class IndexUpdateHeader(_message.Message):
+    __slots__ = ("repository", "replace_all", "index_version")
+    REPOSITORY_FIELD_NUMBER: _ClassVar[int]
+    REPLACE_ALL_FIELD_NUMBER: _ClassVar[int]
+    INDEX_VERSION_FIELD_NUMBER: _ClassVar[int]
+    repository: str
+    replace_all: bool
+    index_version: int
+    def __init__(self, repository: _Optional[str] = ..., replace_all: _Optional[bool] = ..., index_version: _Optional[int] = ...) -> None: ...
+
+class IndexUpdate(_message.Message):
+    __slots__ = ("header", "file", "deleted_path", "commit")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    FILE_FIELD_NUMBER: _ClassVar[int]
+    DELETED_PATH_FIELD_NUMBER: _ClassVar[int]
+    COMMIT_FIELD_NUMBER: _ClassVar[int]
+    header: IndexUpdateHeader
+    file: IndexedFile
+    deleted_path: str
+    commit: bool
+    def __init__(self, header: _Optional[_Union[IndexUpdateHeader, _Mapping]] = ..., file: _Optional[_Union[IndexedFile, _Mapping]] = ..., deleted_path: _Optional[str] = ..., commit: _Optional[bool] = ...) -> None: ...
+
+class IndexUpdateResult(_message.Message):
+    __slots__ = ("repository", "files_upserted", "files_deleted", "chunks_total", "index_version")
+    REPOSITORY_FIELD_NUMBER: _ClassVar[int]
+    FILES_UPSERTED_FIELD_NUMBER: _ClassVar[int]
+    FILES_DELETED_FIELD_NUMBER: _ClassVar[int]
+    CHUNKS_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    INDEX_VERSION_FIELD_NUMBER: _ClassVar[int]
+    repository: str
+    files_upserted: int
+    files_deleted: int
+    chunks_total: int
+    index_version: int
+    def __init__(self, repository: _Optional[str] = ..., files_upserted: _Optional[int] = ..., files_deleted: _Optional[int] = ..., chunks_total: _Optional[int] = ..., index_version: _Optional[int] = ...) -> None: ...
+
+class LegIndexStats(_message.Message):
+    __slots__ = ("repository", "files", "items", "disk_bytes", "index_version", "detail", "pending")
+    REPOSITORY_FIELD_NUMBER: _ClassVar[int]
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    DISK_BYTES_FIELD_NUMBER: _ClassVar[int]
+    INDEX_VERSION_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    PENDING_FIELD_NUMBER: _ClassVar[int]
+    repository: str
+    files: int
+    items: int
+    disk_bytes: int
+    index_version: int
+    detail: str
+    pending: int
+    def __init__(self, repository: _Optional[str] = ..., files: _Optional[int] = ..., items: _Optional[int] = ..., disk_bytes: _Optional[int] = ..., index_version: _Optional[int] = ..., detail: _Optional[str] = ..., pending: _Optional[int] = ...) -> None: ...

@@ -1,0 +1,1 @@
+"""Vector leg: chunk embeddings in a usearch index per repository."""

