@@ -33,3 +33,11 @@ def start_server() -> Iterator:
     yield start
     for s in servers:
         s.stop()
+
+
+@pytest.fixture
+def shared_eval() -> Path:
+    """../shared/eval beside the repository (read-only); tests that need it skip plainly when it is absent."""
+    if not SHARED_EVAL.is_dir():
+        pytest.skip(f"{SHARED_EVAL} is not present")
+    return SHARED_EVAL

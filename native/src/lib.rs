@@ -41,7 +41,10 @@ mod bindings {
     #[pymethods]
     impl GrepMatch {
         fn __repr__(&self) -> String {
-            format!("GrepMatch({:?}:{} score={:.3} {:?})", self.path, self.line, self.score, self.text)
+            format!(
+                "GrepMatch({:?}:{} score={:.3} {:?})",
+                self.path, self.line, self.score, self.text
+            )
         }
     }
 
@@ -70,14 +73,17 @@ mod bindings {
         ) -> PyResult<TrigramIndex> {
             let base = base.as_ref().map(|b| &b.get().0);
             let drop = drop.unwrap_or_default();
-            let files: Vec<(String, &[u8])> = files.iter().map(|(p, d)| (p.clone(), d.as_ref())).collect();
+            let files: Vec<(String, &[u8])> =
+                files.iter().map(|(p, d)| (p.clone(), d.as_ref())).collect();
             let index = py.detach(|| trigram::TrigramIndex::build(&dir, &files, base, &drop))?;
             Ok(TrigramIndex(index))
         }
 
         #[staticmethod]
         fn open(py: Python<'_>, dir: PathBuf) -> PyResult<TrigramIndex> {
-            Ok(TrigramIndex(py.detach(|| trigram::TrigramIndex::open(&dir))?))
+            Ok(TrigramIndex(
+                py.detach(|| trigram::TrigramIndex::open(&dir))?,
+            ))
         }
 
         fn num_files(&self) -> usize {
@@ -102,7 +108,13 @@ mod bindings {
             limit: usize,
             allowed: Option<Vec<u32>>,
         ) -> PyResult<GrepResult> {
-            let req = SearchRequest { pattern, is_regex, case_sensitive, limit, allowed: allowed.as_deref() };
+            let req = SearchRequest {
+                pattern,
+                is_regex,
+                case_sensitive,
+                limit,
+                allowed: allowed.as_deref(),
+            };
             let result = py.detach(|| self.0.search(&req))?;
             let matches = result.matches.into_iter().map(|m| GrepMatch {
                 path: m.path,
@@ -113,7 +125,12 @@ mod bindings {
                 whole_word: m.whole_word,
                 definition_line: m.definition_line,
             });
-            let matches = PyList::new(py, matches.map(|m| Py::new(py, m)).collect::<PyResult<Vec<_>>>()?)?;
+            let matches = PyList::new(
+                py,
+                matches
+                    .map(|m| Py::new(py, m))
+                    .collect::<PyResult<Vec<_>>>()?,
+            )?;
             Ok(GrepResult {
                 matches: matches.unbind(),
                 candidate_files: result.candidate_files,
@@ -131,9 +148,16 @@ mod bindings {
         }
 
         fn __repr__(&self) -> String {
-            format!("TrigramIndex({:?}, files={})", self.0.dir(), self.0.num_files())
+            format!(
+                "TrigramIndex({:?}, files={})",
+                self.0.dir(),
+                self.0.num_files()
+            )
         }
     }
+
+    /// (id, score, ranks) of one fused item, the id being the caller's own string object.
+    type FusedItem<'py> = (Bound<'py, PyString>, f64, Vec<i64>);
 
     /// Weighted reciprocal rank fusion; see native/src/rrf.rs.
     #[pyfunction]
@@ -141,11 +165,16 @@ mod bindings {
         lists: Vec<Vec<Bound<'py, PyString>>>,
         weights: Vec<f64>,
         k: f64,
-    ) -> PyResult<Vec<(Bound<'py, PyString>, f64, Vec<i64>)>> {
-        let strs: Vec<Vec<&str>> =
-            lists.iter().map(|l| l.iter().map(|s| s.to_str()).collect::<PyResult<Vec<_>>>()).collect::<PyResult<_>>()?;
+    ) -> PyResult<Vec<FusedItem<'py>>> {
+        let strs: Vec<Vec<&str>> = lists
+            .iter()
+            .map(|l| l.iter().map(|s| s.to_str()).collect::<PyResult<Vec<_>>>())
+            .collect::<PyResult<_>>()?;
         let fused = crate::rrf::fuse(&strs, &weights, k).map_err(PyValueError::new_err)?;
-        Ok(fused.into_iter().map(|f| (lists[f.first.0][f.first.1].clone(), f.score, f.ranks)).collect())
+        Ok(fused
+            .into_iter()
+            .map(|f| (lists[f.first.0][f.first.1].clone(), f.score, f.ranks))
+            .collect())
     }
 
     #[pyfunction]

@@ -25,7 +25,11 @@ impl Hasher for Fnv {
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
         for &b in bytes {
             h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
         }
@@ -33,9 +37,17 @@ impl Hasher for Fnv {
     }
 }
 
-pub fn fuse<S: AsRef<str>>(lists: &[Vec<S>], weights: &[f64], k: f64) -> Result<Vec<Fused>, String> {
+pub fn fuse<S: AsRef<str>>(
+    lists: &[Vec<S>],
+    weights: &[f64],
+    k: f64,
+) -> Result<Vec<Fused>, String> {
     if lists.len() != weights.len() {
-        return Err(format!("{} lists but {} weights", lists.len(), weights.len()));
+        return Err(format!(
+            "{} lists but {} weights",
+            lists.len(),
+            weights.len()
+        ));
     }
     if !(k.is_finite() && k >= 0.0) {
         return Err(format!("k must be a finite number >= 0, got {k}"));
@@ -50,7 +62,11 @@ pub fn fuse<S: AsRef<str>>(lists: &[Vec<S>], weights: &[f64], k: f64) -> Result<
     for (i, list) in lists.iter().enumerate() {
         for (rank, id) in list.iter().enumerate() {
             let slot = *index.entry(id.as_ref()).or_insert_with(|| {
-                fused.push(Fused { first: (i, rank), score: 0.0, ranks: vec![-1; lists.len()] });
+                fused.push(Fused {
+                    first: (i, rank),
+                    score: 0.0,
+                    ranks: vec![-1; lists.len()],
+                });
                 fused.len() - 1
             });
             if fused[slot].ranks[i] < 0 {
@@ -66,9 +82,19 @@ pub fn fuse<S: AsRef<str>>(lists: &[Vec<S>], weights: &[f64], k: f64) -> Result<
         }
     }
     let id = |f: &Fused| lists[f.first.0][f.first.1].as_ref();
-    let best = |f: &Fused| f.ranks.iter().filter(|&&r| r >= 0).min().copied().unwrap_or(i64::MAX);
+    let best = |f: &Fused| {
+        f.ranks
+            .iter()
+            .filter(|&&r| r >= 0)
+            .min()
+            .copied()
+            .unwrap_or(i64::MAX)
+    };
     fused.sort_unstable_by(|a, b| {
-        b.score.total_cmp(&a.score).then_with(|| best(a).cmp(&best(b))).then_with(|| id(a).cmp(id(b)))
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| best(a).cmp(&best(b)))
+            .then_with(|| id(a).cmp(id(b)))
     });
     Ok(fused)
 }

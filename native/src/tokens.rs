@@ -84,7 +84,10 @@ pub fn code_tokens(text: &str) -> Vec<String> {
 
 /// `code_tokens` of every text, joined with single spaces, computed in parallel.
 pub fn code_tokens_joined<S: AsRef<str> + Sync>(texts: &[S]) -> Vec<String> {
-    texts.par_iter().map(|t| code_tokens(t.as_ref()).join(" ")).collect()
+    texts
+        .par_iter()
+        .map(|t| code_tokens(t.as_ref()).join(" "))
+        .collect()
 }
 
 #[cfg(test)]
@@ -97,13 +100,22 @@ mod tests {
 
     #[test]
     fn camel_and_pascal() {
-        assert_eq!(toks("parseHTTPResponse"), ["parsehttpresponse", "parse", "http", "response"]);
-        assert_eq!(toks("XMLHttpRequest2"), ["xmlhttprequest2", "xml", "http", "request", "2"]);
+        assert_eq!(
+            toks("parseHTTPResponse"),
+            ["parsehttpresponse", "parse", "http", "response"]
+        );
+        assert_eq!(
+            toks("XMLHttpRequest2"),
+            ["xmlhttprequest2", "xml", "http", "request", "2"]
+        );
     }
 
     #[test]
     fn snake_and_digits() {
-        assert_eq!(toks("max_retry_count"), ["max_retry_count", "max", "retry", "count"]);
+        assert_eq!(
+            toks("max_retry_count"),
+            ["max_retry_count", "max", "retry", "count"]
+        );
         assert_eq!(toks("sha256sum"), ["sha256sum", "sha", "256", "sum"]);
         assert_eq!(toks("_private"), ["_private", "private"]);
         assert_eq!(toks("getX v2"), ["getx", "get", "v2", "2"]);
@@ -111,13 +123,19 @@ mod tests {
 
     #[test]
     fn plain_words_numbers_and_unicode() {
-        assert_eq!(toks("def run(x): return 0x1F + 42"), ["def", "run", "x", "return", "0x1f", "42"]);
+        assert_eq!(
+            toks("def run(x): return 0x1F + 42"),
+            ["def", "run", "x", "return", "0x1f", "42"]
+        );
         assert_eq!(toks("naïveÉtat = 1; __ = 2"), ["naïveétat", "1", "2"]);
         assert!(toks("  ++ -- ").is_empty());
     }
 
     #[test]
     fn joined() {
-        assert_eq!(code_tokens_joined(&["fooBar", "", "a_b"]), ["foobar foo bar", "", "a_b"]);
+        assert_eq!(
+            code_tokens_joined(&["fooBar", "", "a_b"]),
+            ["foobar foo bar", "", "a_b"]
+        );
     }
 }

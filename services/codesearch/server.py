@@ -7,6 +7,7 @@ so the same code runs embedded on a laptop and as separate pods.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib
 import logging
 import signal
@@ -39,14 +40,23 @@ def _register_leg(name: str, server: grpc.aio.Server, settings: Settings, hosted
     return list(module.register(server, settings))
 
 
+def dial_address(listen_addr: str, port: int) -> str:
+    """How this process reaches itself: a wildcard listen address is dialled on loopback."""
+    host = listen_addr.rsplit(":", 1)[0]
+    if host in ("", "0.0.0.0", "[::]", "::"):
+        host = "127.0.0.1"
+    return f"{host}:{port}"
+
+
 def registrars(settings: Settings, services: tuple[str, ...] = ALL_SERVICES) -> list[Callable[[grpc.aio.Server], object]]:
     """Functions that add the given services, then health and reflection, to a server (for ThreadedServer)."""
     hosted = set(services)
     names: list[str] = []
 
-    def add_services(server: grpc.aio.Server) -> None:
+    def add_services(server: grpc.aio.Server, address: str) -> None:
+        local = dataclasses.replace(settings, listen_addr=address)
         for name in services:
-            names.extend(_register_leg(name, server, settings, hosted))
+            names.extend(_register_leg(name, server, local, hosted))
 
     async def add_health(server: grpc.aio.Server) -> None:
         health = add_health_and_reflection(server, names)
@@ -61,6 +71,7 @@ async def serve(settings: Settings, services: tuple[str, ...] = ALL_SERVICES) ->
     port = server.add_insecure_port(settings.listen_addr)
     if port == 0:
         raise OSError(f"cannot listen on {settings.listen_addr}")
+    settings = dataclasses.replace(settings, listen_addr=dial_address(settings.listen_addr, port))
     hosted = set(services)
     names: list[str] = []
     for name in services:

@@ -21,8 +21,13 @@ def test_walk_honours_gitignore_at_every_level_and_skips_tool_dirs(tmp_path: Pat
         (tmp_path / d).mkdir()
         (tmp_path / d / "x.py").write_text("x\n")
     (tmp_path / "package-lock.json").write_text("{}\n")
+    (tmp_path / "env").mkdir()  # a virtualenv under any name is skipped...
+    (tmp_path / "env" / "pyvenv.cfg").write_text("home = /usr\n")
+    (tmp_path / "env" / "lib.py").write_text("x\n")
+    (tmp_path / "src" / "venv").mkdir()  # ...but a package named venv is code
+    (tmp_path / "src" / "venv" / "__init__.py").write_text("x\n")
     result = walk(tmp_path, 1 << 20)
-    assert [f.rel_path for f in result.files] == ["src/a.py", "src/keep.log"]
+    assert [f.rel_path for f in result.files] == ["src/a.py", "src/keep.log", "src/venv/__init__.py"]
     assert ("package-lock.json", "lock file") in result.skipped
 
 

@@ -8,16 +8,17 @@ from pathlib import Path
 
 import grpc
 import pytest
-
 from codesearch.cli.eval_cmd import main as eval_main
 from codesearch.config import Settings
 from codesearch.eval.mine import mine_queries
-from codesearch.eval.runfile import write_queries
+from codesearch.eval.runfile import Query, write_queries
 from codesearch.v1 import search_pb2, search_pb2_grpc
 
 from .test_mine import write_repo
 
 server_mod = pytest.importorskip("codesearch.server")
+# The keyword leg needs the Rust extension (native/, built with maturin); without it no server can start.
+pytest.importorskip("codesearch._native")
 
 SERVICES = ("keyword", "graph", "orchestrator")  # no model needed; vector and rerank have their own tests
 
@@ -33,14 +34,33 @@ def served_repo(tmp_path: Path, start_server) -> tuple[str, Path]:
     return server.address, root
 
 
-def test_eval_modes_and_ripgrep_through_real_server(served_repo: tuple[str, Path], tmp_path: Path, capsys) -> None:
+def test_eval_modes_and_ripgrep_through_real_server(
+    served_repo: tuple[str, Path], tmp_path: Path, capsys
+) -> None:
     address, root = served_repo
     queries, _ = mine_queries(root, seed=1, per_class=10)
+    # Quotes around blanks: the literal pattern is empty, which the server must refuse (INVALID_ARGUMENT).
+    queries.append(
+        Query("blank", "exact_match", "quoted", '"   "', [{"path": "app.py", "line": 1, "end_line": 1}])
+    )
     qfile = tmp_path / "q.jsonl"
     write_queries(qfile, queries)
     out = tmp_path / "out"
-    args = [str(qfile), "--address", address, "--repo", "tiny", "--modes", "keyword,literal,regex",
-            "--out", str(out), "--concurrency", "2", "--plot", str(tmp_path / "mrr.png")]
+    args = [
+        str(qfile),
+        "--address",
+        address,
+        "--repo",
+        "tiny",
+        "--modes",
+        "keyword,literal,regex",
+        "--out",
+        str(out),
+        "--concurrency",
+        "2",
+        "--plot",
+        str(tmp_path / "mrr.png"),
+    ]
     if shutil.which("rg"):
         args += ["--baseline", "ripgrep", "--root", str(root)]
     assert eval_main(args) == 0
@@ -54,19 +74,32 @@ def test_eval_modes_and_ripgrep_through_real_server(served_repo: tuple[str, Path
         assert f"run: {name}" in printed
         assert run["summary"]["ALL"]["n"] == len(queries)
         assert run["summary"]["ALL"]["errors"] == 0
-    # The unique error message is found verbatim by literal and regex search.
+    # The unique error message is found verbatim by literal and regex search; the blank one is refused,
+    # counted, and scored as zero results.
+    # (Regex mode gets re.escape("   "), a valid pattern that matches indentation: not refused.)
     for name in ("literal", "regex"):
-        assert runs[name]["summary"]["exact_match"]["hit10"] == 1.0, name
+        exact = runs[name]["summary"]["exact_match/quoted"]
+        assert exact["hit10"] == 0.5, name
+        assert exact["invalid"] == (1 if name == "literal" else 0), name
+    blank = json.loads((out / runs["literal"]["run_file"]).read_text().splitlines()[-1])
+    assert blank["id"] == "blank" and blank["results"] == [] and blank["error"] == "INVALID_ARGUMENT"
+    assert runs["literal"]["summary"]["exact_match/quoted"]["zero"] == 0.5
+    assert "1 queries answered INVALID_ARGUMENT" in printed
     assert runs["keyword"]["summary"]["ALL"]["mrr10"] > 0
     if "ripgrep" in runs:
-        assert runs["ripgrep"]["summary"]["exact_match"]["hit1"] == 1.0
+        # The unique message is ripgrep's first hit; the blank query matches indentation, never the gold.
+        assert runs["ripgrep"]["summary"]["exact_match"]["hit1"] == 0.5
     assert (tmp_path / "mrr.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_eval_unknown_repository_is_a_clean_error(served_repo: tuple[str, Path], tmp_path: Path, capsys) -> None:
+def test_eval_unknown_repository_is_a_clean_error(
+    served_repo: tuple[str, Path], tmp_path: Path, capsys
+) -> None:
     address, root = served_repo
     qfile = tmp_path / "q.jsonl"
     write_queries(qfile, mine_queries(root, seed=1, per_class=1)[0])
-    code = eval_main([str(qfile), "--address", address, "--repo", "nope", "--modes", "keyword", "--out", str(tmp_path)])
+    code = eval_main(
+        [str(qfile), "--address", address, "--repo", "nope", "--modes", "keyword", "--out", str(tmp_path)]
+    )
     assert code == 2
     assert "nope" in capsys.readouterr().err

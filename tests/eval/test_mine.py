@@ -31,8 +31,14 @@ def compute_total(values):
 
 def helper(x):
     return compute_total([x])
+
+
+@functools.cache
+def decorated_worker():
+    """Process queued jobs in the background thread."""
+    return 1
 ''',
-    "pkg/util.py": '''import pkg.core
+    "pkg/util.py": """import pkg.core
 from pkg.core import compute_total
 
 
@@ -48,12 +54,12 @@ def helper(y):
 
 def other():
     raise KeyError("duplicate message here")
-''',
-    "app.py": '''from pkg import core
+""",
+    "app.py": """from pkg import core
 
 core.compute_total([1])
 core.Engine().start_engine()
-''',
+""",
     "notes.txt": "compute_total is documented here but this is not Python\n",
     ".hidden/skip.py": "def hidden_function():\n    pass\n",
 }
@@ -84,11 +90,12 @@ def test_mine_expected_queries(tmp_path: Path) -> None:
         ("compute_total", "pkg/core.py", 15),
         ("twice", "pkg/util.py", 5),
         ("other", "pkg/util.py", 15),
+        ("decorated_worker", "pkg/core.py", 25),
     ]:
         assert got[("definition", "bare", name)] == gold((path, line, line))
         assert got[("definition", "phrased", f"where is {name} defined")] == gold((path, line, line))
     assert not any(k[2] in ("helper", "hidden_function") for k in got)
-    assert report.found["definition"] == 6
+    assert report.found["definition"] == 7
 
     # References: compute_total has 4 call sites over 3 files; other names have fewer than 2 sites.
     refs = [(k, v) for k, v in got.items() if k[0] == "references"]
@@ -109,11 +116,21 @@ def test_mine_expected_queries(tmp_path: Path) -> None:
     assert impact[0][1] == gold(("app.py", 1, 1), ("pkg/__init__.py", 1, 1), ("pkg/util.py", 1, 1))
 
     # Concept: literal first sentence and the same without the symbol's name tokens, gold = the def span.
-    assert got[("concept", "literal", "Start spinning the turbine blades slowly.")] == gold(("pkg/core.py", 7, 9))
+    assert got[("concept", "literal", "Start spinning the turbine blades slowly.")] == gold(
+        ("pkg/core.py", 7, 9)
+    )
     assert got[("concept", "hard", "spinning the turbine blades slowly.")] == gold(("pkg/core.py", 7, 9))
-    assert got[("concept", "literal", "Drives the widget pipeline from start to finish.")] == gold(("pkg/core.py", 4, 12))
-    assert got[("concept", "hard", "Add every number of the sequence together quickly.")] == gold(("pkg/core.py", 15, 17))
-    assert report.chosen == {"definition": 6, "references": 1, "exact_match": 1, "concept": 3, "impact": 1}
+    assert got[("concept", "literal", "Drives the widget pipeline from start to finish.")] == gold(
+        ("pkg/core.py", 4, 12)
+    )
+    assert got[("concept", "hard", "Add every number of the sequence together quickly.")] == gold(
+        ("pkg/core.py", 15, 17)
+    )
+    # A decorated definition's span starts at its decorator (its definition query still points at `def`).
+    assert got[("concept", "literal", "Process queued jobs in the background thread.")] == gold(
+        ("pkg/core.py", 24, 27)
+    )
+    assert report.chosen == {"definition": 7, "references": 1, "exact_match": 1, "concept": 4, "impact": 1}
 
 
 def test_mine_is_deterministic(tmp_path: Path) -> None:
@@ -121,12 +138,14 @@ def test_mine_is_deterministic(tmp_path: Path) -> None:
     outs = []
     for i, seed in enumerate((11, 11, 12)):
         out = tmp_path / f"q{i}.jsonl"
-        assert eval_main(["--mine", str(root), "--out", str(out), "--seed", str(seed), "--per-class", "2"]) == 0
+        assert (
+            eval_main(["--mine", str(root), "--out", str(out), "--seed", str(seed), "--per-class", "2"]) == 0
+        )
         outs.append(out.read_bytes())
     assert outs[0] == outs[1]
     rows = [json.loads(line) for line in outs[0].decode().splitlines()]
     assert {r["klass"] for r in rows} == {"definition", "references", "exact_match", "concept", "impact"}
-    # Two definitions drawn out of six, each as a bare and a phrased query.
+    # Two definitions drawn out of seven, each as a bare and a phrased query.
     assert sum(r["klass"] == "definition" for r in rows) == 4
     assert all(set(r) == {"id", "klass", "variant", "query", "gold", "notes"} for r in rows)
     assert len({r["id"] for r in rows}) == len(rows)

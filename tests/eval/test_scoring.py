@@ -11,14 +11,25 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
+from codesearch.cli.eval_cmd import main as eval_main
 from codesearch.eval.metrics import ndcg, summarize
 from codesearch.eval.runfile import load_queries, read_run
 
 SHARED_EVAL = Path(__file__).resolve().parents[2].parent / "shared" / "eval"
 SCORE_PY = SHARED_EVAL / "score.py"
 DEV_QUERIES = SHARED_EVAL / "dev-queries.jsonl"
-SCORE_FIELDS = ("n", "hit1", "hit10", "mrr10", "recall10", "recall10cap", "zero", "lat_p50_ms", "lat_p95_ms", "missing")
+SCORE_FIELDS = (
+    "n",
+    "hit1",
+    "hit10",
+    "mrr10",
+    "recall10",
+    "recall10cap",
+    "zero",
+    "lat_p50_ms",
+    "lat_p95_ms",
+    "missing",
+)
 
 pytestmark = pytest.mark.skipif(not SCORE_PY.exists(), reason="../shared/eval/score.py not beside the repo")
 
@@ -37,17 +48,44 @@ QUERIES = [
     {"id": "d-eleventh", "klass": "definition", "variant": "bare", "query": "f", "gold": [g("a.py", 50)]},
     {"id": "d-missing", "klass": "definition", "variant": "bare", "query": "f", "gold": [g("a.py", 5)]},
     # references: duplicates of one file must not raise recall; 12 gold files for R@10cap.
-    {"id": "r-dup", "klass": "references", "variant": "who_calls", "query": "who calls f",
-     "gold": [g("b.py", 3), g("b.py", 9), g("c.py", 4)]},
-    {"id": "r-many", "klass": "references", "variant": "usages_of", "query": "usages of f",
-     "gold": [g(f"m{i}.py", 1) for i in range(12)]},
-    {"id": "r-empty", "klass": "references", "variant": "usages_of", "query": "usages of f", "gold": [g("b.py", 1)]},
+    {
+        "id": "r-dup",
+        "klass": "references",
+        "variant": "who_calls",
+        "query": "who calls f",
+        "gold": [g("b.py", 3), g("b.py", 9), g("c.py", 4)],
+    },
+    {
+        "id": "r-many",
+        "klass": "references",
+        "variant": "usages_of",
+        "query": "usages of f",
+        "gold": [g(f"m{i}.py", 1) for i in range(12)],
+    },
+    {
+        "id": "r-empty",
+        "klass": "references",
+        "variant": "usages_of",
+        "query": "usages of f",
+        "gold": [g("b.py", 1)],
+    },
     # exact_match / concept: spans overlap rules.
     {"id": "e-1", "klass": "exact_match", "variant": "quoted", "query": '"x"', "gold": [g("e.py", 100)]},
-    {"id": "c-span", "klass": "concept", "variant": "literal", "query": "does x", "gold": [g("c.py", 20, 40)]},
+    {
+        "id": "c-span",
+        "klass": "concept",
+        "variant": "literal",
+        "query": "does x",
+        "gold": [g("c.py", 20, 40)],
+    },
     {"id": "c-span2", "klass": "concept", "variant": "hard", "query": "does", "gold": [g("c.py", 20, 40)]},
-    {"id": "i-1", "klass": "impact", "variant": "depends_on", "query": "what depends on module m",
-     "gold": [g("x.py", 1), g("y.py", 2)]},
+    {
+        "id": "i-1",
+        "klass": "impact",
+        "variant": "depends_on",
+        "query": "what depends on module m",
+        "gold": [g("x.py", 1), g("y.py", 2)],
+    },
     {"id": "s-1", "klass": "semantic", "variant": "paraphrase", "query": "q", "gold": [g("s.py", 5, 9)]},
 ]
 
@@ -56,12 +94,26 @@ RUN = [
     {"id": "d-edge-lo", "results": [g("a.py", 14), {"path": "a.py", "line": 7}], "latency_ms": 2.5},
     {"id": "d-out", "results": [g("a.py", 14, 20), g("b.py", 10), g("a.py", 0, 6)], "latency_ms": 9.0},
     {"id": "d-reversed", "results": [{"path": "a.py", "line": 30, "end_line": 12}], "latency_ms": 1.25},
-    {"id": "d-weird", "results": [{"path": "a.py", "line": "x"}, {"path": "a.py", "line": None, "end_line": None},
-                                  {"path": "a.py", "line": "2", "end_line": "3"}], "latency_ms": True},
+    {
+        "id": "d-weird",
+        "results": [
+            {"path": "a.py", "line": "x"},
+            {"path": "a.py", "line": None, "end_line": None},
+            {"path": "a.py", "line": "2", "end_line": "3"},
+        ],
+        "latency_ms": True,
+    },
     {"id": "d-eleventh", "results": [g("a.py", 1)] * 10 + [g("a.py", 50)]},
-    {"id": "r-dup", "results": [g("b.py", 3), g("b.py", 9), g("b.py", 40), g("z.py", 1), g("c.py", 4)],
-     "latency_ms": 3.0},
-    {"id": "r-many", "results": [g(f"m{i}.py", 1) for i in range(0, 16, 2)] + [g("m1.py", 1)], "latency_ms": 4.0},
+    {
+        "id": "r-dup",
+        "results": [g("b.py", 3), g("b.py", 9), g("b.py", 40), g("z.py", 1), g("c.py", 4)],
+        "latency_ms": 3.0,
+    },
+    {
+        "id": "r-many",
+        "results": [g(f"m{i}.py", 1) for i in range(0, 16, 2)] + [g("m1.py", 1)],
+        "latency_ms": 4.0,
+    },
     {"id": "r-empty", "results": [], "latency_ms": 0.5},
     {"id": "e-1", "results": [g("e.py", 97), g("e.py", 100)], "latency_ms": 7.0},
     {"id": "c-span", "results": [g("c.py", 1, 16), g("c.py", 41, 60)], "latency_ms": 8.0},
@@ -80,7 +132,16 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
 def score_py(run: Path, queries: Path, tmp: Path) -> dict[str, Any]:
     out = tmp / "score.json"
     subprocess.run(
-        [sys.executable, str(SCORE_PY), str(run), "--queries", str(queries), "--variants", "--json", str(out)],
+        [
+            sys.executable,
+            str(SCORE_PY),
+            str(run),
+            "--queries",
+            str(queries),
+            "--variants",
+            "--json",
+            str(out),
+        ],
         check=True,
         capture_output=True,
     )
@@ -100,6 +161,10 @@ def test_tricky_run_equals_score_py(tmp_path: Path) -> None:
     ours = summarize(load_queries(qpath), read_run(rpath))
     theirs = score_py(rpath, qpath, tmp_path)
     assert_same(ours, theirs)
+    # The CLI's --score gives the same rows.
+    assert eval_main([str(qpath), "--score", str(rpath), "--out", str(tmp_path / "out")]) == 0
+    cli = json.loads((tmp_path / "out" / "summary.json").read_text())["runs"]["run"]["summary"]
+    assert_same(cli, theirs)
     # Spot checks that the tricky cases did what they are meant to.
     assert ours["references"]["recall10"] == round((2 / 2 + 7 / 12 + 0) / 3, 4)
     assert ours["definition"]["missing"] == 1
@@ -119,8 +184,14 @@ def test_perturbed_dev_run_equals_score_py(tmp_path: Path) -> None:
             gold = rng.choice(q["gold"])
             shift = rng.randint(-6, 6)
             path = gold["path"] if rng.random() < 0.6 else rng.choice(queries)["gold"][0]["path"]
-            results.append({"path": path, "line": gold["line"] + shift, "end_line": gold["end_line"] + shift
-                            + rng.randint(0, 3), "score": rng.random()})
+            results.append(
+                {
+                    "path": path,
+                    "line": gold["line"] + shift,
+                    "end_line": gold["end_line"] + shift + rng.randint(0, 3),
+                    "score": rng.random(),
+                }
+            )
             if rng.random() < 0.2:
                 results.append(dict(results[-1]))
         run.append({"id": q["id"], "results": results, "latency_ms": round(rng.uniform(0.1, 50), 3)})
@@ -137,7 +208,9 @@ def test_ndcg_credits_each_target_once() -> None:
     assert got == pytest.approx((1 + 1 / math.log2(5)) / (1 + 1 / math.log2(3)))
     # Line level: the same span twice credits one gold entry once.
     assert ndcg("definition", [g("a.py", 10), g("a.py", 11)], [g("a.py", 10)]) == 1.0
-    assert ndcg("definition", [g("z.py", 1), g("a.py", 10)], [g("a.py", 10)]) == pytest.approx(1 / math.log2(3))
+    assert ndcg("definition", [g("z.py", 1), g("a.py", 10)], [g("a.py", 10)]) == pytest.approx(
+        1 / math.log2(3)
+    )
     assert ndcg("definition", [], [g("a.py", 10)]) == 0.0
     # More gold files than K: the ideal is K hits, so 10 right files in a row score 1.
     many = [g(f"m{i}.py", 1) for i in range(12)]

@@ -93,8 +93,9 @@ def paths(resp: search_pb2.SearchResponse) -> list[str]:
 def test_index_search_edit_delete(stub, tmp_path: Path) -> None:
     repo = write_repo(tmp_path / "demo")
     done = index(stub, repo)
-    assert done.files_total == 3  # config.py, server.py, notes.md: binary, ignored and node_modules skipped
-    assert done.files_changed == 3 and done.index_version == 1
+    # config.py, server.py, notes.md and blob.bin are found; ignored/ and node_modules/ are never walked.
+    assert done.files_total == 4
+    assert (done.files_changed, done.files_skipped, done.index_version) == (3, 1, 1)
     assert any("blob.bin" in w and "binary" in w for w in done.warnings)
 
     resp = search(stub, "parse config")
@@ -170,7 +171,7 @@ def test_odd_files_do_not_break_indexing(stub, tmp_path: Path) -> None:
     os.symlink("/etc/hostname", repo / "escape.txt")  # a symlink out of the repository
     os.mkfifo(repo / "pipe")
     done = index(stub, repo)
-    assert done.files_total == 4
+    assert done.files_changed == 4  # config.py, server.py, notes.md, latin1.py
     skipped = " ".join(done.warnings)
     assert "escape.txt" in skipped and "pipe" in skipped and "loop" in skipped
     assert search(stub, "caf", "literal").hits

@@ -11,7 +11,6 @@ from pathlib import Path
 import grpc
 import numpy as np
 import pytest
-
 from codesearch.common.index_update import update_messages
 from codesearch.config import Settings
 from codesearch.v1 import common_pb2, vector_pb2, vector_pb2_grpc
@@ -125,7 +124,9 @@ def indexed_file(path: str, source: str) -> common_pb2.IndexedFile:
             if isinstance(node, ast.ClassDef):
                 for sub in node.body:
                     if isinstance(sub, ast.FunctionDef):
-                        spans.append((sub.lineno, sub.end_lineno or sub.lineno, [node.name, sub.name], sub.name))
+                        spans.append(
+                            (sub.lineno, sub.end_lineno or sub.lineno, [node.name, sub.name], sub.name)
+                        )
             elif isinstance(node, ast.FunctionDef):
                 spans.append((node.lineno, node.end_lineno or node.lineno, [node.name], node.name))
     else:
@@ -135,8 +136,14 @@ def indexed_file(path: str, source: str) -> common_pb2.IndexedFile:
         text = "\n".join(lines[start - 1 : end])
         chunks.append(
             common_pb2.Chunk(
-                path=path, start_line=start, end_line=end, language=lang, content_hash=sha(text), text=text,
-                breadcrumb=crumbs, symbol=symbol,
+                path=path,
+                start_line=start,
+                end_line=end,
+                language=lang,
+                content_hash=sha(text),
+                text=text,
+                breadcrumb=crumbs,
+                symbol=symbol,
             )
         )
     return common_pb2.IndexedFile(
@@ -148,9 +155,17 @@ def corpus_files(corpus: dict[str, str] = CORPUS) -> list[common_pb2.IndexedFile
     return [indexed_file(p, s) for p, s in corpus.items()]
 
 
-def update(stub: vector_pb2_grpc.VectorServiceStub, repo: str, files: list, deleted: list[str] | None = None,
-           replace_all: bool = False, version: int = 1) -> vector_pb2.UpdateVectorIndexResponse:
-    msgs = update_messages(vector_pb2.UpdateVectorIndexRequest, repo, files, deleted or [], replace_all, version)
+def update(
+    stub: vector_pb2_grpc.VectorServiceStub,
+    repo: str,
+    files: list,
+    deleted: list[str] | None = None,
+    replace_all: bool = False,
+    version: int = 1,
+) -> vector_pb2.UpdateVectorIndexResponse:
+    msgs = update_messages(
+        vector_pb2.UpdateVectorIndexRequest, repo, files, deleted or [], replace_all, version
+    )
     return stub.UpdateVectorIndex(iter(msgs))
 
 
@@ -190,29 +205,44 @@ def test_paraphrase_queries_find_the_right_chunk(settings: Settings, serve) -> N
         out = stub.VectorSearch(vector_pb2.VectorSearchRequest(repositories=["demo"], text=query, limit=3))
         assert out.hits[0].location.path == path, (query, [h.location.path for h in out.hits])
         assert not out.partial and out.embedded == out.total == 7
-    top = stub.VectorSearch(vector_pb2.VectorSearchRequest(text="retry with exponential backoff", limit=10)).hits[0]
+    top = stub.VectorSearch(
+        vector_pb2.VectorSearchRequest(text="retry with exponential backoff", limit=10)
+    ).hits[0]
     assert top.location.repository == "demo" and top.symbol == "call_with_retries"
     assert list(top.breadcrumb) == ["call_with_retries"] and top.language == "python"
     assert top.found_by == [common_pb2.LEG_VECTOR] and top.leg_scores[0].leg == common_pb2.LEG_VECTOR
     assert 0.2 < top.score <= 1.0 and top.leg_scores[0].score == pytest.approx(top.score)
     assert top.snippet.startswith("def call_with_retries(")
-    go = stub.VectorSearch(vector_pb2.VectorSearchRequest(text="retry with backoff", limit=10, languages=["go"]))
+    go = stub.VectorSearch(
+        vector_pb2.VectorSearchRequest(text="retry with backoff", limit=10, languages=["go"])
+    )
     assert [h.location.path for h in go.hits] == ["geo/distance.go"]
     # a method chunk carries its class in the breadcrumb
-    lru = stub.VectorSearch(vector_pb2.VectorSearchRequest(text="store a value, drop the least recent", limit=1))
+    lru = stub.VectorSearch(
+        vector_pb2.VectorSearchRequest(text="store a value, drop the least recent", limit=1)
+    )
     assert list(lru.hits[0].breadcrumb) == ["LRUCache", "put"]
     # searching by vector gives the same ranking as by text
-    vec = stub.Embed(vector_pb2.EmbedRequest(texts=["how are retries with exponential backoff done"], is_query=True))
+    vec = stub.Embed(
+        vector_pb2.EmbedRequest(texts=["how are retries with exponential backoff done"], is_query=True)
+    )
     by_vec = stub.VectorSearch(vector_pb2.VectorSearchRequest(vector=vec.embeddings[0].values, limit=3))
     assert by_vec.hits[0].location.path == "net/retry.py"
     assert np.linalg.norm(vec.embeddings[0].values) == pytest.approx(1.0, abs=1e-4)
     stats = stub.GetVectorStats(vector_pb2.GetVectorStatsRequest())
     assert stats.dimensions == 384 and stats.unavailable_reason == "" and stats.backend == "torch"
     (demo,) = stats.repositories
-    assert (demo.repository, demo.files, demo.items, demo.pending) == ("demo", 5, 7, 0) and demo.disk_bytes > 0
+    assert (demo.repository, demo.files, demo.items, demo.pending) == (
+        "demo",
+        5,
+        7,
+        0,
+    ) and demo.disk_bytes > 0
 
 
-def test_reindex_embeds_only_changed_chunks_and_restart_resumes(settings: Settings, serve, tmp_path: Path) -> None:
+def test_reindex_embeds_only_changed_chunks_and_restart_resumes(
+    settings: Settings, serve, tmp_path: Path
+) -> None:
     first = VectorServicer(settings, start_worker=False)  # nothing embeds: the state after a crash mid-way
     stub = serve(first)
     assert update(stub, "demo", corpus_files(), replace_all=True).pending == 7
@@ -224,7 +254,10 @@ def test_reindex_embeds_only_changed_chunks_and_restart_resumes(settings: Settin
     stub = serve(second)
     wait_idle(second, "demo")
     assert second.embedded_by_model == 7
-    assert stub.GetVectorStats(vector_pb2.GetVectorStatsRequest(repositories=["demo"])).repositories[0].pending == 0
+    assert (
+        stub.GetVectorStats(vector_pb2.GetVectorStatsRequest(repositories=["demo"])).repositories[0].pending
+        == 0
+    )
 
     edited = dict(CORPUS)
     edited["conf/loader.py"] = CORPUS["conf/loader.py"].replace("ini-style", "INI or .env style")
@@ -249,17 +282,23 @@ def test_deletes(settings: Settings, serve) -> None:
     assert resp.result.files_deleted == 1 and resp.result.chunks_total == 6
     wait_idle(servicer, "demo")
     wait_idle(servicer, "other")
-    hits = stub.VectorSearch(vector_pb2.VectorSearchRequest(text="retry with exponential backoff", limit=10)).hits
+    hits = stub.VectorSearch(
+        vector_pb2.VectorSearchRequest(text="retry with exponential backoff", limit=10)
+    ).hits
     assert [(h.location.repository, h.location.path) for h in hits if h.location.path == "net/retry.py"] == [
         ("other", "net/retry.py")
     ]
     assert len(hits) == 7  # 6 in demo + 1 in other, merged by cosine
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     # replace_all drops files that are not sent again
-    resp = update(stub, "demo", corpus_files({"cache/lru.py": CORPUS["cache/lru.py"]}), replace_all=True, version=3)
+    resp = update(
+        stub, "demo", corpus_files({"cache/lru.py": CORPUS["cache/lru.py"]}), replace_all=True, version=3
+    )
     assert resp.result.files_deleted == 3 and resp.result.chunks_total == 3
     assert stub.DeleteVectorRepository(vector_pb2.DeleteVectorRepositoryRequest(repository="demo")).deleted
-    assert not stub.DeleteVectorRepository(vector_pb2.DeleteVectorRepositoryRequest(repository="demo")).deleted
+    assert not stub.DeleteVectorRepository(
+        vector_pb2.DeleteVectorRepositoryRequest(repository="demo")
+    ).deleted
     with pytest.raises(grpc.RpcError) as e:
         stub.VectorSearch(vector_pb2.VectorSearchRequest(repositories=["demo"], text="retry", limit=3))
     assert e.value.code() == grpc.StatusCode.NOT_FOUND
@@ -313,19 +352,25 @@ def test_bad_input(settings: Settings, serve) -> None:
     assert code(lambda: search(req(vector=[0.1] * 383, limit=5))) == bad
     assert code(lambda: search(req(vector=[0.0] * 384, limit=5))) == bad
     assert code(lambda: search(req(repositories=["../etc"], text="retry", limit=5))) == bad
-    assert code(lambda: search(req(repositories=["nope"], text="retry", limit=5))) == grpc.StatusCode.NOT_FOUND
+    assert (
+        code(lambda: search(req(repositories=["nope"], text="retry", limit=5))) == grpc.StatusCode.NOT_FOUND
+    )
     stats = vector_pb2.GetVectorStatsRequest(repositories=["nope"])
     assert code(lambda: stub.GetVectorStats(stats)) == grpc.StatusCode.NOT_FOUND
     assert code(lambda: stub.Embed(vector_pb2.EmbedRequest())) == bad
     assert code(lambda: stub.Embed(vector_pb2.EmbedRequest(texts=["x"] * 257))) == bad
     # a stream without a commit changes nothing
-    msgs = update_messages(vector_pb2.UpdateVectorIndexRequest, "demo", corpus_files(), ["net/retry.py"], True, 9)
+    msgs = update_messages(
+        vector_pb2.UpdateVectorIndexRequest, "demo", corpus_files(), ["net/retry.py"], True, 9
+    )
     assert code(lambda: stub.UpdateVectorIndex(iter(msgs[:-1]))) == bad
     (demo,) = stub.GetVectorStats(vector_pb2.GetVectorStatsRequest(repositories=["demo"])).repositories
     assert demo.items == 1 and demo.index_version == 1
 
 
-def test_unloadable_model_answers_unavailable_and_the_server_stays_up(settings: Settings, serve, tmp_path) -> None:
+def test_unloadable_model_answers_unavailable_and_the_server_stays_up(
+    settings: Settings, serve, tmp_path
+) -> None:
     missing = str(tmp_path / "no-such-model")
     servicer = VectorServicer(replace(settings, embed_model=missing))
     stub = serve(servicer)

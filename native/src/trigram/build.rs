@@ -51,8 +51,14 @@ impl TrigramIndex {
         if docs.len() > MAX_FILES {
             return invalid(format!("too many files: {}", docs.len()));
         }
-        let stored: Vec<StoredFile<'_>> =
-            docs.par_iter().map(|&(path, data)| StoredFile { path, data, lines: count_lines(data) }).collect();
+        let stored: Vec<StoredFile<'_>> = docs
+            .par_iter()
+            .map(|&(path, data)| StoredFile {
+                path,
+                data,
+                lines: count_lines(data),
+            })
+            .collect();
         write_content(dir, &stored)?;
         let (table, blob) = postings(&docs);
         write_postings(dir, docs.len(), &table, &blob)?;
@@ -63,7 +69,10 @@ impl TrigramIndex {
 
 /// The trigram table (trigram, count, offset) and the delta + varint encoded posting lists.
 fn postings(docs: &[(&str, &[u8])]) -> (Vec<(Trigram, u32, u64)>, Vec<u8>) {
-    let per_file: Vec<Vec<Trigram>> = docs.par_iter().map(|(_, data)| distinct_trigrams(data)).collect();
+    let per_file: Vec<Vec<Trigram>> = docs
+        .par_iter()
+        .map(|(_, data)| distinct_trigrams(data))
+        .collect();
     let total = per_file.iter().map(Vec::len).sum();
     let mut pairs: Vec<u64> = Vec::with_capacity(total);
     for (id, tris) in per_file.into_iter().enumerate() {

@@ -153,7 +153,12 @@ impl TrigramIndex {
         } else {
             self.postings.len() - self.postings_at
         };
-        TableEntry { trigram: u32_at(&self.postings, at), count: u32_at(&self.postings, at + 4), start, end }
+        TableEntry {
+            trigram: u32_at(&self.postings, at),
+            count: u32_at(&self.postings, at + 4),
+            start,
+            end,
+        }
     }
 
     /// Binary search of the trigram table.
@@ -178,7 +183,9 @@ impl TrigramIndex {
 
     /// Decodes the sorted file ids of `t`; a damaged list gives `Error::Corrupt`.
     pub fn posting_list(&self, t: Trigram) -> Result<Vec<u32>> {
-        let Some(e) = self.lookup(t) else { return Ok(Vec::new()) };
+        let Some(e) = self.lookup(t) else {
+            return Ok(Vec::new());
+        };
         let bytes = &self.postings[self.postings_at + e.start..self.postings_at + e.end];
         decode_ids(bytes, e.count as usize, self.num_files)
     }
@@ -206,15 +213,23 @@ impl ContentLayout {
             return corrupt(format!("{CONTENT_FILE}: bad magic"));
         }
         if u32_at(b, 8) != VERSION {
-            return corrupt(format!("{CONTENT_FILE}: unsupported version {}", u32_at(b, 8)));
+            return corrupt(format!(
+                "{CONTENT_FILE}: unsupported version {}",
+                u32_at(b, 8)
+            ));
         }
         let num_files = u32_at(b, 12) as usize;
         let (paths_len, data_len) = (u64_at(b, 16), u64_at(b, 24));
         let offsets_len = (num_files as u64 + 1) * 8;
         let expected = HEADER_LEN as u64 + 2 * offsets_len + num_files as u64 * 4;
-        let expected = expected.checked_add(paths_len).and_then(|x| x.checked_add(data_len));
+        let expected = expected
+            .checked_add(paths_len)
+            .and_then(|x| x.checked_add(data_len));
         if expected != Some(b.len() as u64) {
-            return corrupt(format!("{CONTENT_FILE}: length {} does not match its header", b.len()));
+            return corrupt(format!(
+                "{CONTENT_FILE}: length {} does not match its header",
+                b.len()
+            ));
         }
         let path_offsets_at = HEADER_LEN + offsets_len as usize;
         let line_counts_at = path_offsets_at + offsets_len as usize;
@@ -222,7 +237,13 @@ impl ContentLayout {
         let data_at = paths_at + paths_len as usize;
         check_offsets(b, HEADER_LEN, num_files, data_len, "data")?;
         check_offsets(b, path_offsets_at, num_files, paths_len, "path")?;
-        Ok(ContentLayout { num_files, path_offsets_at, line_counts_at, paths_at, data_at })
+        Ok(ContentLayout {
+            num_files,
+            path_offsets_at,
+            line_counts_at,
+            paths_at,
+            data_at,
+        })
     }
 
     fn read_paths(&self, b: &[u8]) -> Result<Vec<String>> {
@@ -263,16 +284,24 @@ impl PostingsLayout {
             return corrupt(format!("{POSTINGS_FILE}: bad magic"));
         }
         if u32_at(b, 8) != VERSION {
-            return corrupt(format!("{POSTINGS_FILE}: unsupported version {}", u32_at(b, 8)));
+            return corrupt(format!(
+                "{POSTINGS_FILE}: unsupported version {}",
+                u32_at(b, 8)
+            ));
         }
         if u32_at(b, 12) as usize != num_files {
-            return corrupt(format!("{POSTINGS_FILE}: file count differs from {CONTENT_FILE}"));
+            return corrupt(format!(
+                "{POSTINGS_FILE}: file count differs from {CONTENT_FILE}"
+            ));
         }
         let num_trigrams = u32_at(b, 16) as usize;
         let postings_len = u64_at(b, 24);
         let postings_at = HEADER_LEN as u64 + num_trigrams as u64 * TABLE_ENTRY_LEN as u64;
         if postings_at.checked_add(postings_len) != Some(b.len() as u64) {
-            return corrupt(format!("{POSTINGS_FILE}: length {} does not match its header", b.len()));
+            return corrupt(format!(
+                "{POSTINGS_FILE}: length {} does not match its header",
+                b.len()
+            ));
         }
         let mut prev: Option<(u32, u64)> = None;
         for i in 0..num_trigrams {
@@ -282,7 +311,12 @@ impl PostingsLayout {
                 None => off == 0,
                 Some((pt, po)) => t > pt && off > po,
             };
-            if !ordered || t > MAX_TRIGRAM || count == 0 || count as usize > num_files || off >= postings_len {
+            if !ordered
+                || t > MAX_TRIGRAM
+                || count == 0
+                || count as usize > num_files
+                || off >= postings_len
+            {
                 return corrupt(format!("{POSTINGS_FILE}: table entry {i} is invalid"));
             }
             prev = Some((t, off));
@@ -290,7 +324,10 @@ impl PostingsLayout {
         if num_trigrams == 0 && postings_len != 0 {
             return corrupt(format!("{POSTINGS_FILE}: postings without a table"));
         }
-        Ok(PostingsLayout { num_trigrams, postings_at: postings_at as usize })
+        Ok(PostingsLayout {
+            num_trigrams,
+            postings_at: postings_at as usize,
+        })
     }
 }
 
@@ -311,7 +348,9 @@ pub fn decode_ids(bytes: &[u8], count: usize, num_files: usize) -> Result<Vec<u3
         let mut delta = 0u64;
         let mut shift = 0;
         loop {
-            let Some(&byte) = bytes.get(pos) else { return corrupt("truncated posting list") };
+            let Some(&byte) = bytes.get(pos) else {
+                return corrupt("truncated posting list");
+            };
             pos += 1;
             delta |= ((byte & 0x7f) as u64) << shift;
             if byte & 0x80 == 0 {
@@ -376,7 +415,12 @@ fn write_offsets(w: &mut impl Write, lens: impl Iterator<Item = usize>) -> Resul
 }
 
 /// `table`: (trigram, count, offset into `blob`) sorted by trigram.
-pub fn write_postings(dir: &Path, num_files: usize, table: &[(Trigram, u32, u64)], blob: &[u8]) -> Result<()> {
+pub fn write_postings(
+    dir: &Path,
+    num_files: usize,
+    table: &[(Trigram, u32, u64)],
+    blob: &[u8],
+) -> Result<()> {
     let mut w = BufWriter::new(File::create(dir.join(POSTINGS_FILE))?);
     w.write_all(POSTINGS_MAGIC)?;
     w.write_all(&VERSION.to_le_bytes())?;

@@ -18,12 +18,17 @@ pub type Trigram = u32;
 /// Packs three bytes into a trigram key, lower-casing ASCII letters as the index does.
 #[inline]
 pub fn trigram_of(a: u8, b: u8, c: u8) -> Trigram {
-    ((a.to_ascii_lowercase() as u32) << 16) | ((b.to_ascii_lowercase() as u32) << 8) | c.to_ascii_lowercase() as u32
+    ((a.to_ascii_lowercase() as u32) << 16)
+        | ((b.to_ascii_lowercase() as u32) << 8)
+        | c.to_ascii_lowercase() as u32
 }
 
 /// Every trigram of `bytes` (ASCII-lower-cased), sorted and without duplicates.
 pub fn distinct_trigrams(bytes: &[u8]) -> Vec<Trigram> {
-    let mut out: Vec<Trigram> = bytes.windows(3).map(|w| trigram_of(w[0], w[1], w[2])).collect();
+    let mut out: Vec<Trigram> = bytes
+        .windows(3)
+        .map(|w| trigram_of(w[0], w[1], w[2]))
+        .collect();
     out.sort_unstable();
     out.dedup();
     out
@@ -35,7 +40,10 @@ mod tests {
 
     #[test]
     fn trigrams_are_lower_cased_and_distinct() {
-        assert_eq!(distinct_trigrams(b"AbAbab"), vec![trigram_of(b'a', b'b', b'a'), trigram_of(b'b', b'a', b'b')]);
+        assert_eq!(
+            distinct_trigrams(b"AbAbab"),
+            vec![trigram_of(b'a', b'b', b'a'), trigram_of(b'b', b'a', b'b')]
+        );
         assert!(distinct_trigrams(b"ab").is_empty());
     }
 }

@@ -61,23 +61,66 @@ pub fn is_whole_word(line: &[u8], start: usize, end: usize) -> bool {
 
 /// Keywords that open a definition in the supported languages.
 const DEFINITION_KEYWORDS: &[&str] = &[
-    "def", "class", "fn", "func", "function", "struct", "interface", "type", "trait", "enum", "impl", "module",
-    "mod", "union", "namespace", "typedef", "record", "object", "macro_rules!",
+    "def",
+    "class",
+    "fn",
+    "func",
+    "function",
+    "struct",
+    "interface",
+    "type",
+    "trait",
+    "enum",
+    "impl",
+    "module",
+    "mod",
+    "union",
+    "namespace",
+    "typedef",
+    "record",
+    "object",
+    "macro_rules!",
 ];
 
 /// Words that may precede a definition keyword (visibility, async, export...).
 const MODIFIERS: &[&str] = &[
-    "pub", "public", "private", "protected", "internal", "static", "async", "export", "default", "abstract",
-    "final", "override", "virtual", "unsafe", "extern", "inline", "const", "sealed", "partial", "open", "data",
-    "case", "declare", "readonly",
+    "pub",
+    "public",
+    "private",
+    "protected",
+    "internal",
+    "static",
+    "async",
+    "export",
+    "default",
+    "abstract",
+    "final",
+    "override",
+    "virtual",
+    "unsafe",
+    "extern",
+    "inline",
+    "const",
+    "sealed",
+    "partial",
+    "open",
+    "data",
+    "case",
+    "declare",
+    "readonly",
 ];
 
 /// True when the line, after indentation and modifiers, starts with a definition keyword and a space.
 pub fn is_definition_line(line: &[u8]) -> bool {
     let mut rest = trim_start(line);
     loop {
-        let word_len = rest.iter().position(|&b| !(is_ident(b) || b == b'!')).unwrap_or(rest.len());
-        let Ok(word) = std::str::from_utf8(&rest[..word_len]) else { return false };
+        let word_len = rest
+            .iter()
+            .position(|&b| !(is_ident(b) || b == b'!'))
+            .unwrap_or(rest.len());
+        let Ok(word) = std::str::from_utf8(&rest[..word_len]) else {
+            return false;
+        };
         let after = &rest[word_len..];
         if DEFINITION_KEYWORDS.contains(&word) {
             return after.first().is_some_and(|b| b.is_ascii_whitespace());
@@ -102,7 +145,10 @@ pub fn is_definition_line(line: &[u8]) -> bool {
 }
 
 fn trim_start(b: &[u8]) -> &[u8] {
-    let n = b.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(b.len());
+    let n = b
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(b.len());
     &b[n..]
 }
 
@@ -110,8 +156,20 @@ fn trim_start(b: &[u8]) -> &[u8] {
 mod tests {
     use super::*;
 
-    fn f(match_count: u32, whole_word: bool, definition: bool, path_match: bool, file_lines: u32) -> f64 {
-        line_score(&LineFeatures { match_count, whole_word, definition, path_match, file_lines })
+    fn f(
+        match_count: u32,
+        whole_word: bool,
+        definition: bool,
+        path_match: bool,
+        file_lines: u32,
+    ) -> f64 {
+        line_score(&LineFeatures {
+            match_count,
+            whole_word,
+            definition,
+            path_match,
+            file_lines,
+        })
     }
 
     #[test]
@@ -139,7 +197,13 @@ mod tests {
         ] {
             assert!(is_definition_line(yes.as_bytes()), "{yes}");
         }
-        for no in ["x = parse(y)", "    return self.fn(x)", "default:", "classy = 1", "# def parse"] {
+        for no in [
+            "x = parse(y)",
+            "    return self.fn(x)",
+            "default:",
+            "classy = 1",
+            "# def parse",
+        ] {
             assert!(!is_definition_line(no.as_bytes()), "{no}");
         }
     }

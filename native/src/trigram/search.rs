@@ -45,7 +45,7 @@ pub struct GrepResult {
 }
 
 enum Matcher {
-    Literal(memmem::Finder<'static>),
+    Literal(Box<memmem::Finder<'static>>),
     Regex(Regex),
 }
 
@@ -76,10 +76,17 @@ fn plan(pattern: &str, is_regex: bool, case_sensitive: bool) -> Result<(Matcher,
     }
     if !is_regex && case_sensitive {
         let finder = memmem::Finder::new(pattern.as_bytes()).into_owned();
-        return Ok((Matcher::Literal(finder), literal_query(pattern.as_bytes())));
+        return Ok((
+            Matcher::Literal(Box::new(finder)),
+            literal_query(pattern.as_bytes()),
+        ));
     }
     // A case-insensitive literal goes the regex way, so case folding (and its trigrams) agree exactly.
-    let source = if is_regex { pattern.to_owned() } else { regex::escape(pattern) };
+    let source = if is_regex {
+        pattern.to_owned()
+    } else {
+        regex::escape(pattern)
+    };
     let hir = ParserBuilder::new()
         .multi_line(true)
         .case_insensitive(!case_sensitive)
@@ -203,7 +210,8 @@ fn verify_file(index: &TrigramIndex, file: u32, m: &Matcher) -> Vec<Hit> {
             if s <= last.end {
                 last.match_count += 1;
                 let line = &data[last.start..last.end];
-                last.whole_word |= is_whole_word(line, s - last.start, e.min(last.end) - last.start);
+                last.whole_word |=
+                    is_whole_word(line, s - last.start, e.min(last.end) - last.start);
                 return;
             }
         }
@@ -261,8 +269,11 @@ impl TrigramIndex {
             (Some(c), None) => c,
             (Some(c), Some(a)) => intersect(&c, &a),
         };
-        let mut hits: Vec<Hit> =
-            candidates.par_iter().with_max_len(1).flat_map_iter(|&f| verify_file(self, f, &matcher)).collect();
+        let mut hits: Vec<Hit> = candidates
+            .par_iter()
+            .with_max_len(1)
+            .flat_map_iter(|&f| verify_file(self, f, &matcher))
+            .collect();
         let order = |a: &Hit, b: &Hit| {
             b.score
                 .total_cmp(&a.score)
@@ -290,14 +301,24 @@ impl TrigramIndex {
                 definition_line: h.definition,
             })
             .collect();
-        Ok(GrepResult { matches, candidate_files: candidates.len(), total_files, full_scan })
+        Ok(GrepResult {
+            matches,
+            candidate_files: candidates.len(),
+            total_files,
+            full_scan,
+        })
     }
 
     /// `allowed` sorted and deduplicated; an id out of range is an error.
     fn allowed_ids(&self, allowed: Option<&[u32]>) -> Result<Option<Vec<u32>>> {
-        let Some(allowed) = allowed else { return Ok(None) };
+        let Some(allowed) = allowed else {
+            return Ok(None);
+        };
         if let Some(bad) = allowed.iter().find(|&&id| id as usize >= self.num_files()) {
-            return invalid(format!("allowed file id {bad} out of range (index has {} files)", self.num_files()));
+            return invalid(format!(
+                "allowed file id {bad} out of range (index has {} files)",
+                self.num_files()
+            ));
         }
         let mut ids = allowed.to_vec();
         ids.sort_unstable();

@@ -2,6 +2,7 @@
 
   codesearch eval QUERIES.jsonl --repo NAME [--modes keyword,literal,regex,auto+rerank] [--rerank on,off]
                   [--baseline ripgrep --root DIR] [--out DIR] [--limit 10] [--concurrency N] [--plot out.png]
+  codesearch eval QUERIES.jsonl --score RUN.jsonl [RUN2.jsonl ...] [--out DIR] [--plot out.png]
   codesearch eval --compare A.json B.json [--tolerance 0.01] [--variants] [--plot out.png]
   codesearch eval --mine REPO_DIR --out queries.jsonl [--seed N] [--per-class N]
 
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+
 from codesearch.config import client_address
 from codesearch.eval.compare import DEFAULT_TOLERANCE, find_regressions, format_comparison
 from codesearch.eval.harness import (
@@ -30,7 +32,7 @@ from codesearch.eval.harness import (
 )
 from codesearch.eval.metrics import summarize
 from codesearch.eval.report import format_overview, format_table, load_summary, make_summary
-from codesearch.eval.runfile import RunRecord, load_queries, run_dicts, write_queries, write_run
+from codesearch.eval.runfile import RunRecord, load_queries, read_run, run_dicts, write_queries, write_run
 
 DEFAULT_OUT_DIR = "eval-out"
 DEFAULT_LIMIT = 10  # score.py counts the first 10 results
@@ -38,7 +40,25 @@ DEFAULT_PER_CLASS = 50  # enough queries per class for MRR differences of ~0.05 
 BASELINES = ("ripgrep",)
 
 
+EPILOG = """\
+examples:
+  codesearch eval ../shared/eval/dev-queries.jsonl --repo cpython-lib --modes keyword,literal,regex --out eval-out/
+  codesearch eval Q.jsonl --repo R --modes auto --rerank on,off --baseline ripgrep --root DIR --plot mrr.png
+  codesearch eval --compare before/summary.json after/summary.json
+  codesearch eval --mine DIR --out queries.jsonl --seed 1 --per-class 50
+
+literal/regex modes and ripgrep search a pattern derived from the query text only: a quoted query -> the text
+inside the quotes; "where is X defined", "who calls X", "usages of X", "what depends on [module] M",
+"what breaks if I change M" -> X or M; anything else as typed. Regex mode sends re.escape(pattern).
+ripgrep: `rg -n -F PATTERN` for those; for sentences `rg -n -i -w -F -e WORD ...` over the query's words
+(stopwords and words under 3 letters dropped); every matching line is a result, in `--sort path` order.
+Queries a forced mode cannot take (INVALID_ARGUMENT) count as zero results; the "inval" column counts them.
+"""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EPILOG
     parser.add_argument(
         "queries", nargs="?", help="query set (JSONL, schema of ../shared/eval/dev-queries.jsonl)"
     )
@@ -65,6 +85,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--concurrency", type=int, default=1, help="queries in flight (1 gives clean latencies)"
     )
     parser.add_argument("--plot", help="write per-class MRR@10 bars per mode to this PNG")
+    parser.add_argument(
+        "--score", nargs="+", metavar="RUN.jsonl", help="score existing run files against QUERIES"
+    )
     parser.add_argument("--compare", nargs=2, metavar=("A.json", "B.json"), help="compare two summaries")
     parser.add_argument(
         "--tolerance", type=float, default=DEFAULT_TOLERANCE, help="drop that counts as worse"
@@ -211,11 +234,36 @@ def run_eval(args: argparse.Namespace) -> int:
     return 1 if errors else 0
 
 
+def run_score(args: argparse.Namespace) -> int:
+    if not args.queries:
+        return _err("--score needs the query file the runs answered")
+    try:
+        queries = load_queries(args.queries)
+        runs = {
+            Path(p).stem: {"run_file": str(p), "summary": summarize(queries, read_run(p))} for p in args.score
+        }
+    except (OSError, ValueError, KeyError) as e:
+        return _err(str(e))
+    print("\n\n".join([*(format_table(n, r["summary"]) for n, r in runs.items()), format_overview(runs)]))
+    if args.out:
+        out_dir = Path(args.out)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        summary = make_summary(args.queries, args.repo or "", runs)
+        (out_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    if args.plot:
+        from codesearch.eval.plot import plot_mrr
+
+        print(f"plot: {plot_mrr(runs, args.plot)}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     if args.compare:
         return run_compare(args)
     if args.mine:
         return run_mine(args)
+    if args.score:
+        return run_score(args)
     return run_eval(args)
 
 

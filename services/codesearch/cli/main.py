@@ -12,6 +12,7 @@ from codesearch.config import client_address
 
 # name -> (module, add_arguments attribute, run attribute, help)
 COMMANDS: dict[str, tuple[str, str, str, str]] = {
+    "demo": ("demo_cmd", "add_arguments", "run", "start a server, index the standard library, search it"),
     "serve": ("serve_cmd", "add_arguments", "run", "run the server (all services, or some)"),
     "index": ("index_cmd", "add_arguments", "run", "index a directory"),
     "search": ("search_cmd", "add_arguments", "run", "search indexed repositories"),

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import dataclasses
 import logging
+import os
 
 from codesearch.config import Settings
 from codesearch.server import ALL_SERVICES, serve
@@ -25,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = Settings.from_env()
-    listen = args.listen or args.address
+    listen = args.listen or os.environ.get("CODESEARCH_LISTEN") or args.address
     settings = dataclasses.replace(settings, listen_addr=listen)
     services = ALL_SERVICES if "all" in args.services else tuple(dict.fromkeys(args.services))
     asyncio.run(serve(settings, services))

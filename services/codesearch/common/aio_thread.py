@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import threading
 from collections.abc import Awaitable, Callable
 
@@ -10,7 +11,8 @@ import grpc
 
 from codesearch.config import MAX_MESSAGE_BYTES
 
-Registrar = Callable[[grpc.aio.Server], Awaitable[object] | object]
+# A registrar adds services to a server; one that takes two arguments also gets the server's bound address.
+Registrar = Callable[..., Awaitable[object] | object]
 
 
 class ThreadedServer:
@@ -39,7 +41,8 @@ class ThreadedServer:
         port = self._server.add_insecure_port(f"{self._host}:{self._port}")
         self.address = f"{self._host}:{port}"
         for register in self._registrars:
-            result = register(self._server)
+            wants_address = len(inspect.signature(register).parameters) == 2
+            result = register(self._server, self.address) if wants_address else register(self._server)
             if asyncio.iscoroutine(result):
                 await result
         await self._server.start()

@@ -18,7 +18,7 @@ import pathspec
 SKIP_DIRS = frozenset(
     {
         ".git", ".hg", ".svn", "node_modules", "vendor", "dist", "build", "target", "__pycache__",
-        ".venv", "venv", ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".idea", ".gradle",
+        ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".idea", ".gradle",
         "bower_components", ".next", ".nuxt", ".cache", ".terraform",
     }
 )
@@ -102,7 +102,7 @@ def _walk_dir(root: Path, rel_dir: str, ignores: _IgnoreStack, result: WalkResul
             result.skipped.append((rel, f"cannot stat: {e.strerror}"))
             continue
         if stat.S_ISDIR(st.st_mode):
-            if entry.name in SKIP_DIRS or ignores.ignored(rel, is_dir=True):
+            if entry.name in SKIP_DIRS or ignores.ignored(rel, is_dir=True) or _is_virtualenv(Path(entry.path)):
                 continue
             yield from _walk_dir(root, rel, ignores.with_dir(root, rel), result)
             continue
@@ -121,6 +121,12 @@ def _walk_dir(root: Path, rel_dir: str, ignores: _IgnoreStack, result: WalkResul
             result.skipped.append((rel, "not a regular file (device, socket or fifo)"))
             continue
         yield WalkedFile(rel, Path(entry.path), st.st_size)
+
+
+def _is_virtualenv(directory: Path) -> bool:
+    """A Python virtual environment (any name: .venv, env, venv...) is recognised by its pyvenv.cfg,
+    not by its name: the standard library itself has a package called `venv`."""
+    return (directory / "pyvenv.cfg").is_file()
 
 
 def _symlink_target_inside(root: Path, link: Path) -> Path | None:

@@ -287,14 +287,18 @@ class PythonAstMiner:
                     continue
                 found.append((sentence, name, path, node, kind))
         counts = Counter(s for s, *_ in found)
+        hards = {id(f[3]): remove_name_tokens(f[0], name_tokens(f[1])) for f in found}
+        hard_counts = Counter(h for h, _ in hards.values())
         out = []
         for sentence, name, path, node, kind in found:
-            if counts[sentence] != 1:
+            hard, removed = hards[id(node)]
+            # Both variants must point at one definition (write_text/write_bytes share a sentence once named).
+            if counts[sentence] != 1 or hard_counts[hard] != 1 or len(hard.split()) < MIN_SENTENCE_WORDS - 1:
                 continue
-            hard, removed = remove_name_tokens(sentence, name_tokens(name))
-            if len(hard.split()) < MIN_SENTENCE_WORDS - 1:
-                continue
-            line, end = node.lineno, node.end_lineno  # type: ignore[attr-defined]
+            # The span starts at the first decorator: decorators are part of the definition.
+            decorators = getattr(node, "decorator_list", [])
+            line = min([node.lineno, *(d.lineno for d in decorators)])  # type: ignore[attr-defined]
+            end = node.end_lineno  # type: ignore[attr-defined]
             out.append(
                 Candidate(
                     "concept",

@@ -22,7 +22,7 @@ import grpc
 from codesearch.common.errors import ServiceError, check_repo_name, failed_precondition, invalid
 from codesearch.common.index_update import update_messages
 from codesearch.common.languages import detect_language
-from codesearch.common.walker import WalkedFile, read_text_file, walk
+from codesearch.common.walker import read_text_file, walk
 from codesearch.config import Settings
 from codesearch.orchestrator.chunker import chunk_lines
 from codesearch.orchestrator.legs import LegClients

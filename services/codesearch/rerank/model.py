@@ -137,13 +137,16 @@ class Reranker:
         self.blend = Blend.load(blend_path) if blend_path.is_file() else None
         if not max_length and self.blend is not None:
             max_length = int(self.blend.extra.get("max_length", 0))
-        self.max_length = max_length or DEFAULT_MAX_LENGTH
         self.cross_encoder = CrossEncoder(
             str(path) if path.is_dir() else model,
-            max_length=self.max_length,
+            max_length=max_length or None,
             device=device,
             local_files_only=True,
         )
+        # The length the model was trained at, but never more than the default: longer costs latency, not MRR.
+        own = self.cross_encoder.max_seq_length or DEFAULT_MAX_LENGTH
+        self.max_length = max_length or min(own, DEFAULT_MAX_LENGTH)
+        self.cross_encoder.max_seq_length = self.max_length
         self.cross_encoder.model.eval()
         self._identity = torch.nn.Identity()
         act = self.cross_encoder.activation_fn

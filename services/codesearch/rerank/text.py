@@ -135,6 +135,8 @@ def trim_lines(text: str, focus_lines: Sequence[int], budget: int, count: CountT
             out.append(GAP_MARKER)
         out.append(lines[i])
         prev = i
+    if 0 <= prev < len(lines) - 1:
+        out.append(GAP_MARKER)
     return "\n".join(out)
 
 

@@ -188,7 +188,7 @@ def doc_text(
     if variant != "structured":
         raise ValueError(f"unknown doc text variant {variant!r}; use one of {', '.join(VARIANTS)}")
     sig, doc, body = _split_signature_doc(text.splitlines())
-    words = _ident_words(text)
+    words = _ident_words("\n".join(sig + body))  # code names only: the docstring is already in
     squeezed = [ln.strip() for ln in body if ln.strip()]
     parts = [header]
     if sig:

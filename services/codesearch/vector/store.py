@@ -322,6 +322,17 @@ class RepoIndex:
     def add_vectors(self, keys: list[int], vectors: np.ndarray) -> int:
         """Adds vectors of chunks still pending (an update may have removed some meanwhile). Returns how many."""
         with self.lock:
+            if self.index is not None and self.index.ndim != vectors.shape[1]:
+                log.warning(
+                    "vector index of %s has %d dims but model %r gives %d: dropping it and re-embedding %d chunks",
+                    self.repository,
+                    self.index.ndim,
+                    self.model_id,
+                    vectors.shape[1],
+                    len(self.rows),
+                )
+                self.index, self._index_is_view = None, False
+                self.pending = set(self.rows)
             pairs = [(k, i) for i, k in enumerate(keys) if k in self.pending]
             if not pairs:
                 return 0
@@ -352,7 +363,7 @@ class RepoIndex:
     def search(self, query: np.ndarray, count: int, languages: set[str] | None = None) -> list[Found]:
         with self.lock:
             index = self.index
-            if index is None or len(index) == 0:
+            if index is None or len(index) == 0 or index.ndim != len(query):
                 return []
             if languages:
                 allowed = [

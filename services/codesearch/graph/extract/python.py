@@ -43,18 +43,16 @@ def imports(node: Node, source: bytes) -> list[ImportRef]:
             else:
                 refs.append(ImportRef(module=_dotted(child, source), line=line))
         return refs
-    if node.type == "future_import_statement":
-        return [ImportRef(module="__future__", line=line)]
     module_node = node.child_by_field_name("module_name")
     level = 0
-    module = ""
+    module = "__future__" if node.type == "future_import_statement" else ""
     if module_node is not None and module_node.type == "relative_import":
         for child in module_node.children:
             if child.type == "import_prefix":
                 level = text(child, source).count(".")
             elif child.type == "dotted_name":
                 module = _dotted(child, source)
-    else:
+    elif module_node is not None:
         module = _dotted(module_node, source)
     names: list[str] = []
     aliases: list[str] = []

@@ -1,0 +1,209 @@
+"""Benchmark of the native core: trigram index vs ripgrep, native RRF vs the Python reference.
+
+Usage: python -m codesearch.tools.bench_native --corpus DIR
+(make the stdlib corpus with `python3 /work/shared/eval/make_corpus.py --dest /tmp/corpus/cpython-lib`).
+Needs a release build of codesearch._native and `rg` on PATH.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from codesearch._native import TrigramIndex, fuse
+from codesearch.orchestrator.rrf_reference import fuse_reference
+
+# Large enough that no query is truncated, so match sets compare with rg's complete output.
+LIMIT = 100_000
+# A typical interactive page size, timed as well.
+PAGE_LIMIT = 50
+# Identifiers at least this long: shorter ones are too common to be realistic queries.
+MIN_IDENT_LEN = 6
+IDENT_RE = re.compile(rb"\b[A-Za-z_][A-Za-z0-9_]{%d,}\b" % (MIN_IDENT_LEN - 1))
+
+REGEXES = [
+    r"def \w+_cache",
+    r"raise \w+Error\(",
+    r"class \w+Error\(",
+    r"except \w+Error as \w+:",
+    r"import (os|sys)$",
+    r"from \.\w+ import",
+    r"self\.assert\w+\(",
+    r"def __\w+__\(self",
+    r"@(classmethod|staticmethod)",
+    r"isinstance\(\w+, (str|bytes)\)",
+    r"return None$",
+    r"\bTODO\b",
+    r"XXX:",
+    r"os\.path\.join\(",
+    r"re\.compile\(r?'",
+    r"struct\.(pack|unpack)\(",
+    r"_[a-z]+_lock\b",
+    r"threading\.(Lock|RLock|Condition)\(",
+    r"socket\.\w+\(",
+    r"warnings\.warn\(",
+    r"DeprecationWarning",
+    r"def test_\w+",
+    r"__all__ = \[",
+    r"if __name__ == .__main__.:",
+    r"lambda \w+: \w+\.\w+",
+    r"yield from \w+",
+    r"async def \w+",
+    r"await \w+\.\w+\(",
+    r"with open\(\w+, '[rw]b?'\)",
+    r"encoding='utf-?8'",
+    r"\.decode\('(ascii|latin-1|utf-8)'\)",
+    r"0x[0-9a-fA-F]{8}",
+    r"sys\.version_info >= \(3, \d+\)",
+    r"logging\.getLogger\(",
+    r"subprocess\.(run|Popen|check_output)\(",
+    r"def \w+\(self, \w+=None\)",
+    r"super\(\)\.__init__\(",
+    r"NotImplementedError",
+    r"collections\.(OrderedDict|defaultdict|namedtuple)",
+    r"functools\.(wraps|partial|lru_cache)",
+    r"(?i)copyright \(c\)",
+    r"http://\S+",
+    r"\bassert \w+ is not None",
+    r"global \w+",
+    r"nonlocal \w+",
+    r"type\(self\)\.__name__",
+    r"%s\.%s",
+    r"\w+Error, \w+Error",
+    r"def _\w+\(cls",
+    r"time\.(monotonic|perf_counter)\(\)",
+]
+
+
+def load_corpus(root: Path) -> list[tuple[str, bytes]]:
+    files = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            if path.is_file() and not path.is_symlink():
+                files.append((path.relative_to(root).as_posix(), path.read_bytes()))
+    return files
+
+
+def pick_literals(files: list[tuple[str, bytes]], n: int, seed: int) -> list[str]:
+    idents = sorted({m.group().decode() for _, data in files for m in IDENT_RE.finditer(data)})
+    return random.Random(seed).sample(idents, min(n, len(idents)))
+
+
+def timed(fn) -> tuple[float, object]:
+    start = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - start, out
+
+
+def rg_hits(args: list[str], root: Path) -> set[tuple[str, int]]:
+    out = subprocess.run(["rg", "--no-heading", "-n", *args, str(root)], capture_output=True, check=False)
+    if out.returncode not in (0, 1):
+        raise RuntimeError(f"rg failed: {out.stderr.decode(errors='replace')}")
+    hits = set()
+    prefix = str(root).rstrip("/") + "/"
+    for line in out.stdout.split(b"\n"):
+        if not line:
+            continue
+        path, lineno, _ = line.split(b":", 2)
+        hits.add((path.decode()[len(prefix) :], int(lineno)))
+    return hits
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def report(name: str, index_s: list[float], page_s: list[float], rg_s: list[float]) -> None:
+    p50_i, p95_i, p50_r, p95_r = pct(index_s, 0.5), pct(index_s, 0.95), pct(rg_s, 0.5), pct(rg_s, 0.95)
+    print(
+        f"{name}: index p50 {p50_i * 1e3:.2f} ms p95 {p95_i * 1e3:.2f} ms "
+        f"(limit {PAGE_LIMIT}: p50 {pct(page_s, 0.5) * 1e3:.2f} ms) | "
+        f"rg p50 {p50_r * 1e3:.2f} ms p95 {p95_r * 1e3:.2f} ms | p50 speed-up {p50_r / p50_i:.1f}x"
+    )
+
+
+def bench_literals(index: TrigramIndex, root: Path, literals: list[str]) -> None:
+    index_s, page_s, rg_s, differing = [], [], [], []
+    for lit in literals:
+        t, result = timed(lambda lit=lit: index.search(lit, False, True, LIMIT))
+        index_s.append(t)
+        page_s.append(timed(lambda lit=lit: index.search(lit, False, True, PAGE_LIMIT))[0])
+        t, rg = timed(lambda lit=lit: rg_hits(["-F", "--", lit], root))
+        rg_s.append(t)
+        ours = {(m.path, m.line) for m in result.matches}
+        if ours != rg:
+            differing.append((lit, sorted(ours - rg)[:3], sorted(rg - ours)[:3]))
+    report(f"literal x{len(literals)}", index_s, page_s, rg_s)
+    print(f"literal match sets identical to rg: {len(literals) - len(differing)}/{len(literals)}")
+    for lit, only_ours, only_rg in differing[:10]:
+        print(f"  differs on {lit!r}: only index {only_ours}, only rg {only_rg}")
+
+
+def bench_regexes(index: TrigramIndex, root: Path) -> None:
+    index_s, page_s, rg_s, full_scans, differing = [], [], [], 0, []
+    for rx in REGEXES:
+        t, result = timed(lambda rx=rx: index.search(rx, True, True, LIMIT))
+        index_s.append(t)
+        full_scans += result.full_scan
+        page_s.append(timed(lambda rx=rx: index.search(rx, True, True, PAGE_LIMIT))[0])
+        t, rg = timed(lambda rx=rx: rg_hits(["-e", rx], root))
+        rg_s.append(t)
+        ours = {(m.path, m.line) for m in result.matches}
+        if ours != rg:
+            differing.append((rx, sorted(ours - rg)[:3], sorted(rg - ours)[:3]))
+    report(f"regex x{len(REGEXES)}", index_s, page_s, rg_s)
+    print(f"regex full scans: {full_scans}/{len(REGEXES)}")
+    print(f"regex match sets identical to rg: {len(REGEXES) - len(differing)}/{len(REGEXES)}")
+    for rx, only_ours, only_rg in differing[:10]:
+        print(f"  differs on {rx!r}: only index {only_ours}, only rg {only_rg}")
+
+
+def bench_rrf(seed: int, repeats: int) -> None:
+    rng = random.Random(seed)
+    pool = [f"pkg/module_{i // 7}.py:{i * 13 % 997}" for i in range(2500)]
+    lists = [rng.sample(pool, 1000) for _ in range(4)]
+    weights, k = [1.0, 0.8, 1.2, 0.5], 60.0
+    assert [x[0] for x in fuse(lists, weights, k)] == [x[0] for x in fuse_reference(lists, weights, k)]
+    native = statistics.median(timed(lambda: fuse(lists, weights, k))[0] for _ in range(repeats))
+    ref = statistics.median(timed(lambda: fuse_reference(lists, weights, k))[0] for _ in range(repeats))
+    print(
+        f"rrf 4x1000: native {native * 1e3:.3f} ms, reference {ref * 1e3:.3f} ms, speed-up {ref / native:.1f}x"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--corpus", type=Path, required=True)
+    ap.add_argument("--literals", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=20240601)
+    ap.add_argument("--rrf-repeats", type=int, default=200)
+    args = ap.parse_args()
+    root = args.corpus.resolve()
+    files = load_corpus(root)
+    corpus_bytes = sum(len(d) for _, d in files)
+    with tempfile.TemporaryDirectory() as tmp:
+        build_s, index = timed(lambda: TrigramIndex.build(tmp, files))
+        print(
+            f"corpus: {len(files)} files, {corpus_bytes / 1e6:.2f} MB; build {build_s:.2f} s; "
+            f"postings {index.postings_bytes() / 1e6:.2f} MB = {index.postings_bytes() / corpus_bytes:.3f}x corpus; "
+            f"content store {index.content_bytes() / 1e6:.2f} MB"
+        )
+        open_s, index = timed(lambda: TrigramIndex.open(tmp))
+        print(f"open: {open_s * 1e3:.2f} ms")
+        bench_literals(index, root, pick_literals(files, args.literals, args.seed))
+        bench_regexes(index, root)
+    bench_rrf(args.seed, args.rrf_repeats)
+
+
+if __name__ == "__main__":
+    main()

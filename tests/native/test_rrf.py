@@ -1,0 +1,61 @@
+"""Native weighted RRF equals the pure-Python reference (ids, order, scores, ranks)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from codesearch._native import fuse
+from codesearch.orchestrator.rrf_reference import fuse_reference
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+# Small id alphabets make ids repeat across and within lists, which is where fusion can go wrong.
+ids = st.text(alphabet="abcdeé_1", min_size=0, max_size=3)
+lists_and_weights = st.integers(min_value=0, max_value=5).flatmap(
+    lambda n: st.tuples(
+        st.lists(st.lists(ids, max_size=30), min_size=n, max_size=n),
+        st.lists(
+            st.one_of(st.just(0.0), st.just(1.0), st.floats(min_value=0, max_value=10, allow_nan=False)),
+            min_size=n,
+            max_size=n,
+        ),
+    )
+)
+ks = st.one_of(st.just(0.0), st.just(60.0), st.floats(min_value=0, max_value=1000, allow_nan=False))
+
+
+@settings(max_examples=400, deadline=None)
+@given(lists_and_weights, ks)
+def test_native_equals_reference(lw: tuple[list[list[str]], list[float]], k: float) -> None:
+    lists, weights = lw
+    got = fuse(lists, weights, k)
+    want = fuse_reference(lists, weights, k)
+    assert [g[0] for g in got] == [w[0] for w in want]
+    assert [g[2] for g in got] == [w[2] for w in want]
+    for g, w in zip(got, want, strict=True):
+        assert math.isclose(g[1], w[1], rel_tol=0, abs_tol=1e-12)
+
+
+def test_known_values() -> None:
+    got = fuse([["a", "b", "c"], ["c", "a"]], [1.0, 2.0], 60.0)
+    assert [g[0] for g in got] == ["c", "a", "b"]
+    assert got[0][1] == pytest.approx(1 / 63 + 2 / 61, abs=1e-15)
+    assert got[2][2] == [1, -1]
+
+
+@pytest.mark.parametrize(
+    ("lists", "weights", "k"),
+    [
+        ([["a"]], [], 60.0),
+        ([["a"]], [1.0], -1.0),
+        ([["a"]], [float("nan")], 60.0),
+        ([["a"]], [-0.1], 60.0),
+        ([["a"]], [1.0], float("nan")),
+    ],
+)
+def test_bad_arguments_raise_value_error(lists: list[list[str]], weights: list[float], k: float) -> None:
+    with pytest.raises(ValueError):
+        fuse(lists, weights, k)
+    with pytest.raises(ValueError):
+        fuse_reference(lists, weights, k)

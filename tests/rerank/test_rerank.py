@@ -1,0 +1,202 @@
+"""RerankService against a real (tiny, freshly trained) cross-encoder over real gRPC."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import shutil
+import time
+from pathlib import Path
+
+import grpc
+import numpy as np
+import pytest
+from codesearch.common.grpc_util import add_health_and_reflection
+from codesearch.config import Settings
+from codesearch.rerank import service as rservice
+from codesearch.rerank import train as rtrain
+from codesearch.rerank.model import BLEND_FILE, Blend, Candidate, Reranker
+from codesearch.v1 import rerank_pb2, rerank_pb2_grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+pytestmark = pytest.mark.model
+
+TOY_LENGTH = 64
+TOY_STEPS = 10  # enough for the fresh head to separate code from prose; ~5-30 s on 2 busy cores
+
+# Queries about code; the right answer is a code snippet, the wrong ones are cooking prose.
+TOY_TRAIN = [
+    ("function that adds two numbers", "def add(a, b):\n    return a + b"),
+    ("read a file into a string", "def read(path):\n    with open(path) as f:\n        return f.read()"),
+    ("reverse a list", "def reverse(xs):\n    return xs[::-1]"),
+    ("count words in text", "def count_words(text):\n    return len(text.split())"),
+    ("check if a number is even", "def is_even(n):\n    return n % 2 == 0"),
+    ("join paths", "def join(a, b):\n    return a.rstrip('/') + '/' + b"),
+]
+PROSE = [
+    "Whisk the eggs with sugar until pale, then fold in the flour.",
+    "Simmer the tomatoes for twenty minutes and season with basil.",
+    "Preheat the oven and butter a round cake tin.",
+    "Knead the dough until smooth and let it rise in a warm place.",
+    "Slice the onions thinly and fry them slowly in olive oil.",
+    "Serve the soup hot with fresh bread and a little cream.",
+]
+HELD_OUT_QUERY = "sort numbers in ascending order"
+HELD_OUT_RIGHT = "def sort_numbers(values):\n    return sorted(values)"
+HELD_OUT_WRONG = "Roast the peppers until the skins blacken, then peel them."
+
+
+@pytest.fixture(scope="module")
+def toy_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cross-encoder trained from the bundled MiniLM weights on the toy set, saved to disk."""
+    ce = rtrain.new_cross_encoder(TOY_LENGTH, "cpu")
+
+    def batches(step: int) -> list[tuple[str, list[str]]]:
+        items = []
+        for k in range(2):
+            q, right = TOY_TRAIN[(step * 2 + k) % len(TOY_TRAIN)]
+            wrong = [PROSE[(step + k + j) % len(PROSE)] for j in range(2)]
+            items.append((q, [right, *wrong]))
+        return items
+
+    steps = rtrain.train_steps(ce, batches, deadline=math.inf, max_steps=TOY_STEPS, max_length=TOY_LENGTH)
+    assert steps == TOY_STEPS
+    out = tmp_path_factory.mktemp("toy") / "model"
+    ce.save(str(out))
+    return out
+
+
+def _settings(settings: Settings, model: str) -> Settings:
+    return dataclasses.replace(settings, rerank_model=model)
+
+
+def _start(start_server, settings: Settings):  # type: ignore[no-untyped-def]
+    async def registrar(server: grpc.aio.Server) -> None:
+        names = rservice.register(server, settings)
+        health = add_health_and_reflection(server, names)
+        await rservice.wire_health(server, health)
+
+    return start_server([registrar])
+
+
+def _wait_loaded(
+    stub: rerank_pb2_grpc.RerankServiceStub, timeout: float = 120
+) -> rerank_pb2.GetRerankerInfoResponse:
+    deadline = time.monotonic() + timeout
+    while True:
+        info = stub.GetRerankerInfo(rerank_pb2.GetRerankerInfoRequest())
+        if info.available or info.unavailable_reason != "model is loading" or time.monotonic() > deadline:
+            return info
+        time.sleep(0.2)
+
+
+def _health(channel: grpc.Channel) -> int:
+    req = health_pb2.HealthCheckRequest(service=rservice.SERVICE_NAME)
+    return health_pb2_grpc.HealthStub(channel).Check(req).status
+
+
+def _cand(i: str, text: str, **kw: object) -> rerank_pb2.RerankCandidate:
+    return rerank_pb2.RerankCandidate(id=i, text=text, **kw)  # type: ignore[arg-type]
+
+
+def test_trained_model_orders_held_out_pair(toy_model: Path, settings: Settings, start_server) -> None:  # type: ignore[no-untyped-def]
+    server = _start(start_server, _settings(settings, str(toy_model)))
+    with grpc.insecure_channel(server.address) as channel:
+        stub = rerank_pb2_grpc.RerankServiceStub(channel)
+        info = _wait_loaded(stub)
+        assert info.available, info.unavailable_reason
+        assert info.model == str(toy_model)
+        assert info.max_length == TOY_LENGTH
+        assert _health(channel) == health_pb2.HealthCheckResponse.SERVING
+
+        req = rerank_pb2.RerankRequest(
+            query=HELD_OUT_QUERY,
+            candidates=[
+                _cand("wrong", HELD_OUT_WRONG, path="recipes/peppers.txt"),
+                _cand(
+                    "right", HELD_OUT_RIGHT, path="lib/sorting.py", breadcrumb=["numbers"], focus_lines=[2]
+                ),
+            ],
+        )
+        resp = stub.Rerank(req)
+        assert [s.id for s in resp.scores] == ["right", "wrong"]
+        assert [s.index for s in resp.scores] == [1, 0]
+        assert all(0.0 <= s.score <= 1.0 for s in resp.scores)
+        assert resp.scores[0].score > resp.scores[1].score
+        assert resp.model == str(toy_model)
+
+        # A candidate's score does not depend on what it is batched with (no per-batch normalisation).
+        alone = stub.Rerank(rerank_pb2.RerankRequest(query=HELD_OUT_QUERY, candidates=[req.candidates[1]]))
+        assert alone.scores[0].score == pytest.approx(resp.scores[0].score, abs=1e-4)
+
+        top = stub.Rerank(rerank_pb2.RerankRequest(query=HELD_OUT_QUERY, candidates=req.candidates, top_n=1))
+        assert [s.id for s in top.scores] == ["right"]
+
+
+def test_bad_input_is_invalid_argument(toy_model: Path, settings: Settings, start_server) -> None:  # type: ignore[no-untyped-def]
+    server = _start(start_server, _settings(settings, str(toy_model)))
+    good = [_cand("a", "def f():\n    pass")]
+    bad = [
+        rerank_pb2.RerankRequest(query="", candidates=good),
+        rerank_pb2.RerankRequest(query="   ", candidates=good),
+        rerank_pb2.RerankRequest(query="q"),
+        rerank_pb2.RerankRequest(query="q", candidates=good * (rservice.MAX_CANDIDATES + 1)),
+        rerank_pb2.RerankRequest(query="q", candidates=good, top_n=-1),
+        rerank_pb2.RerankRequest(query="x" * 5000, candidates=good),
+    ]
+    with grpc.insecure_channel(server.address) as channel:
+        stub = rerank_pb2_grpc.RerankServiceStub(channel)
+        for req in bad:
+            with pytest.raises(grpc.RpcError) as e:
+                stub.Rerank(req)
+            assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT, e.value.details()
+        # The bound itself is fine.
+        resp = stub.Rerank(
+            rerank_pb2.RerankRequest(query="q", candidates=good * rservice.MAX_CANDIDATES, top_n=3)
+        )
+        assert len(resp.scores) == 3
+
+
+@pytest.mark.parametrize("model", ["/nonexistent/reranker", ""])
+def test_unavailable_model_keeps_service_up(model: str, settings: Settings, start_server) -> None:  # type: ignore[no-untyped-def]
+    server = _start(start_server, _settings(settings, model))
+    with grpc.insecure_channel(server.address) as channel:
+        stub = rerank_pb2_grpc.RerankServiceStub(channel)
+        info = _wait_loaded(stub)
+        assert not info.available
+        assert info.unavailable_reason
+        if not model:
+            assert "reranker train" in info.unavailable_reason
+        else:
+            assert model in info.unavailable_reason
+        with pytest.raises(grpc.RpcError) as e:
+            stub.Rerank(rerank_pb2.RerankRequest(query="q", candidates=[_cand("a", "x")]))
+        assert e.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        assert info.unavailable_reason in e.value.details()
+        assert _health(channel) == health_pb2.HealthCheckResponse.NOT_SERVING
+
+
+def test_trained_model_in_data_dir_is_the_default(toy_model: Path, settings: Settings) -> None:
+    shutil.copytree(toy_model, settings.service_dir("rerank") / "model")
+    servicer = rservice.RerankServicer(settings, load_now=False)
+    assert servicer.model_name == str(settings.service_dir("rerank") / "model")
+    assert servicer.loading
+
+
+def test_scores_are_sigmoid_of_logits_and_blend_applies(toy_model: Path, tmp_path: Path) -> None:
+    cands = [Candidate(HELD_OUT_RIGHT, "a.py"), Candidate(HELD_OUT_WRONG, "b.txt")]
+    plain = Reranker(str(toy_model))
+    texts = plain.texts(HELD_OUT_QUERY, cands)
+    logits = plain.logits(HELD_OUT_QUERY, texts)
+    probs = plain.score(HELD_OUT_QUERY, cands)
+    np.testing.assert_allclose(probs, 1 / (1 + np.exp(-logits)), atol=1e-6)
+
+    blended_dir = tmp_path / "blended"
+    shutil.copytree(toy_model, blended_dir)
+    Blend(weights={"ce": 0.5, "lex": 2.0}, bias=-1.0, extra={"max_length": TOY_LENGTH}).save(
+        blended_dir / BLEND_FILE
+    )
+    blended = Reranker(str(blended_dir))
+    lex = np.array([rtrain.rtext.lexical_overlap(HELD_OUT_QUERY, t) for t in texts])
+    expected = 1 / (1 + np.exp(-(-1.0 + 0.5 * logits + 2.0 * lex)))
+    np.testing.assert_allclose(blended.score(HELD_OUT_QUERY, cands), expected, atol=1e-5)
