@@ -12,7 +12,7 @@ mod bindings {
     use pyo3::exceptions::PyValueError;
     use pyo3::prelude::*;
     use pyo3::pybacked::PyBackedBytes;
-    use pyo3::types::{PyBytes, PyList, PyString};
+    use pyo3::types::{PyBytes, PyFloat, PyList, PyString, PyTuple};
 
     use crate::error::Error;
     use crate::trigram::{self, SearchRequest};
@@ -156,25 +156,25 @@ mod bindings {
         }
     }
 
-    /// (id, score, ranks) of one fused item, the id being the caller's own string object.
-    type FusedItem<'py> = (Bound<'py, PyString>, f64, Vec<i64>);
-
     /// Weighted reciprocal rank fusion; see native/src/rrf.rs.
     #[pyfunction]
     fn fuse<'py>(
+        py: Python<'py>,
         lists: Vec<Vec<Bound<'py, PyString>>>,
         weights: Vec<f64>,
         k: f64,
-    ) -> PyResult<Vec<FusedItem<'py>>> {
+    ) -> PyResult<Bound<'py, PyList>> {
         let strs: Vec<Vec<&str>> = lists
             .iter()
             .map(|l| l.iter().map(|s| s.to_str()).collect::<PyResult<Vec<_>>>())
             .collect::<PyResult<_>>()?;
         let fused = crate::rrf::fuse(&strs, &weights, k).map_err(PyValueError::new_err)?;
-        Ok(fused
-            .into_iter()
-            .map(|f| (lists[f.first.0][f.first.1].clone(), f.score, f.ranks))
-            .collect())
+        let items = fused.items.iter().map(|f| {
+            let id = lists[f.first.0][f.first.1].clone().into_any();
+            let ranks = PyList::new(py, fused.ranks(f))?.into_any();
+            PyTuple::new(py, [id, PyFloat::new(py, f.score).into_any(), ranks])
+        });
+        PyList::new(py, items.collect::<PyResult<Vec<_>>>()?)
     }
 
     #[pyfunction]

@@ -7,21 +7,38 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-/// One fused id: where it first appears (list, position), its score and its rank per list (-1: absent).
+/// One fused id: where it first appears (list, position), its score and best rank; its ranks live in
+/// `Fusion::ranks`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Fused {
     pub first: (usize, usize),
     pub score: f64,
-    pub ranks: Vec<i64>,
+    pub best: usize,
+    slot: usize,
 }
 
-/// FNV-1a: ids are short strings from our own services, not attacker-chosen, and SipHash dominates otherwise.
+/// The fused ids, best first, and every id's rank per list (-1: absent) in one flat table.
+#[derive(Clone, Debug)]
+pub struct Fusion {
+    pub items: Vec<Fused>,
+    ranks: Vec<i64>,
+    lists: usize,
+}
+
+impl Fusion {
+    pub fn ranks(&self, f: &Fused) -> &[i64] {
+        &self.ranks[f.slot * self.lists..(f.slot + 1) * self.lists]
+    }
+}
+
+/// FNV-1a: ids are short strings from our own services, not attacker-chosen, and SipHash costs more.
 #[derive(Default)]
 struct Fnv(u64);
 
 impl Hasher for Fnv {
     fn finish(&self) -> u64 {
-        self.0
+        // Fold the well-mixed high bits down: hashbrown picks buckets from the low bits.
+        self.0 ^ (self.0 >> 29)
     }
 
     fn write(&mut self, bytes: &[u8]) {
@@ -37,17 +54,9 @@ impl Hasher for Fnv {
     }
 }
 
-pub fn fuse<S: AsRef<str>>(
-    lists: &[Vec<S>],
-    weights: &[f64],
-    k: f64,
-) -> Result<Vec<Fused>, String> {
-    if lists.len() != weights.len() {
-        return Err(format!(
-            "{} lists but {} weights",
-            lists.len(),
-            weights.len()
-        ));
+fn check_arguments(lists: usize, weights: &[f64], k: f64) -> Result<(), String> {
+    if lists != weights.len() {
+        return Err(format!("{lists} lists but {} weights", weights.len()));
     }
     if !(k.is_finite() && k >= 0.0) {
         return Err(format!("k must be a finite number >= 0, got {k}"));
@@ -55,56 +64,66 @@ pub fn fuse<S: AsRef<str>>(
     if let Some(w) = weights.iter().find(|w| !(w.is_finite() && **w >= 0.0)) {
         return Err(format!("weights must be finite and >= 0, got {w}"));
     }
+    Ok(())
+}
+
+pub fn fuse<S: AsRef<str>>(lists: &[Vec<S>], weights: &[f64], k: f64) -> Result<Fusion, String> {
+    check_arguments(lists.len(), weights, k)?;
+    let n = lists.len();
     let capacity = lists.iter().map(Vec::len).sum();
     let mut index: HashMap<&str, usize, BuildHasherDefault<Fnv>> =
         HashMap::with_capacity_and_hasher(capacity, Default::default());
-    let mut fused: Vec<Fused> = Vec::with_capacity(capacity);
+    let mut items: Vec<Fused> = Vec::with_capacity(capacity);
+    let mut ranks: Vec<i64> = Vec::with_capacity(capacity * n);
     for (i, list) in lists.iter().enumerate() {
         for (rank, id) in list.iter().enumerate() {
             let slot = *index.entry(id.as_ref()).or_insert_with(|| {
-                fused.push(Fused {
+                items.push(Fused {
                     first: (i, rank),
                     score: 0.0,
-                    ranks: vec![-1; lists.len()],
+                    best: rank,
+                    slot: items.len(),
                 });
-                fused.len() - 1
+                ranks.extend(std::iter::repeat_n(-1, n));
+                items.len() - 1
             });
-            if fused[slot].ranks[i] < 0 {
-                fused[slot].ranks[i] = rank as i64;
+            let r = &mut ranks[slot * n + i];
+            if *r < 0 {
+                *r = rank as i64;
+                items[slot].best = items[slot].best.min(rank);
             }
         }
     }
-    for f in &mut fused {
-        for (i, &rank) in f.ranks.iter().enumerate() {
+    for f in &mut items {
+        for (i, &rank) in ranks[f.slot * n..(f.slot + 1) * n].iter().enumerate() {
             if rank >= 0 {
                 f.score += weights[i] / (k + rank as f64 + 1.0);
             }
         }
     }
     let id = |f: &Fused| lists[f.first.0][f.first.1].as_ref();
-    let best = |f: &Fused| {
-        f.ranks
-            .iter()
-            .filter(|&&r| r >= 0)
-            .min()
-            .copied()
-            .unwrap_or(i64::MAX)
-    };
-    fused.sort_unstable_by(|a, b| {
+    items.sort_unstable_by(|a, b| {
         b.score
             .total_cmp(&a.score)
-            .then_with(|| best(a).cmp(&best(b)))
+            .then(a.best.cmp(&b.best))
             .then_with(|| id(a).cmp(id(b)))
     });
-    Ok(fused)
+    Ok(Fusion {
+        items,
+        ranks,
+        lists: n,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn ids<'a>(lists: &'a [Vec<&'a str>], out: &[Fused]) -> Vec<&'a str> {
-        out.iter().map(|f| lists[f.first.0][f.first.1]).collect()
+    fn ids<'a>(lists: &'a [Vec<&'a str>], out: &Fusion) -> Vec<&'a str> {
+        out.items
+            .iter()
+            .map(|f| lists[f.first.0][f.first.1])
+            .collect()
     }
 
     #[test]
@@ -112,9 +131,9 @@ mod tests {
         let lists = vec![vec!["a", "b", "c"], vec!["c", "a"]];
         let out = fuse(&lists, &[1.0, 2.0], 60.0).unwrap();
         assert_eq!(ids(&lists, &out), vec!["c", "a", "b"]);
-        assert_eq!(out[0].score, 1.0 / 63.0 + 2.0 / 61.0);
-        assert_eq!(out[0].ranks, vec![2, 0]);
-        assert_eq!(out[2].ranks, vec![1, -1]);
+        assert_eq!(out.items[0].score, 1.0 / 63.0 + 2.0 / 61.0);
+        assert_eq!(out.ranks(&out.items[0]), [2, 0]);
+        assert_eq!(out.ranks(&out.items[2]), [1, -1]);
     }
 
     #[test]
@@ -129,8 +148,8 @@ mod tests {
     fn duplicates_count_once_at_best_rank() {
         let lists = vec![vec!["a", "a", "b"]];
         let out = fuse(&lists, &[1.0], 1.0).unwrap();
-        assert_eq!(out.len(), 2);
-        assert_eq!(out[0].ranks, vec![0]);
+        assert_eq!(out.items.len(), 2);
+        assert_eq!(out.ranks(&out.items[0]), [0]);
     }
 
     #[test]

@@ -26,6 +26,14 @@ def _env_path_list(value: str) -> list[Path]:
     return [Path(p).expanduser().resolve() for p in value.split(os.pathsep) if p.strip()]
 
 
+def _auth_token(e: dict[str, str]) -> str:
+    """CODESEARCH_AUTH_TOKEN, else the first line of CODESEARCH_AUTH_TOKEN_FILE (keeps it out of `ps`)."""
+    token = e.get("CODESEARCH_AUTH_TOKEN", "").strip()
+    if not token and e.get("CODESEARCH_AUTH_TOKEN_FILE"):
+        token = Path(e["CODESEARCH_AUTH_TOKEN_FILE"]).expanduser().read_text().strip()
+    return token
+
+
 @dataclass(frozen=True)
 class Settings:
     """Configuration of one codesearch process."""
@@ -48,6 +56,20 @@ class Settings:
     allowed_roots: tuple[Path, ...] = ()
     # Threads torch may use for embedding and reranking.
     torch_threads: int = 0
+    # Bearer token every RPC must carry (health and reflection excepted); "" disables authentication.
+    auth_token: str = ""
+    # PEM files: this server's certificate and key (TLS on the listening port when both are set).
+    tls_cert: str = ""
+    tls_key: str = ""
+    # PEM CA bundle that client certificates must chain to; set means mutual TLS is required.
+    tls_client_ca: str = ""
+    # PEM CA bundle a client (CLI, orchestrator -> legs) trusts; set means clients dial with TLS.
+    tls_ca: str = ""
+    # PEM certificate and key a client presents for mutual TLS (the orchestrator falls back to tls_cert/key).
+    tls_client_cert: str = ""
+    tls_client_key: str = ""
+    # Serve on a non-loopback address without a token or client certificates (see common/security.py).
+    allow_unauthenticated: bool = False
 
     @staticmethod
     def from_env(env: dict[str, str] | None = None) -> Settings:
@@ -66,6 +88,14 @@ class Settings:
             rerank_model=e.get("CODESEARCH_RERANK_MODEL", DEFAULT_RERANK_MODEL),
             allowed_roots=roots,
             torch_threads=int(e.get("CODESEARCH_TORCH_THREADS", "0")),
+            auth_token=_auth_token(e),
+            tls_cert=e.get("CODESEARCH_TLS_CERT", ""),
+            tls_key=e.get("CODESEARCH_TLS_KEY", ""),
+            tls_client_ca=e.get("CODESEARCH_TLS_CLIENT_CA", ""),
+            tls_ca=e.get("CODESEARCH_TLS_CA", ""),
+            tls_client_cert=e.get("CODESEARCH_TLS_CLIENT_CERT", ""),
+            tls_client_key=e.get("CODESEARCH_TLS_CLIENT_KEY", ""),
+            allow_unauthenticated=e.get("CODESEARCH_ALLOW_UNAUTHENTICATED", "") in ("1", "true", "yes"),
         )
 
     def service_dir(self, service: str) -> Path:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 import grpc
 
 from codesearch.common.grpc_util import add_health_and_reflection, set_serving
+from codesearch.common.telemetry import server_interceptors, setup_tracing
 from codesearch.config import MAX_MESSAGE_BYTES, Settings
 
 log = logging.getLogger("codesearch.server")
@@ -48,7 +49,9 @@ def dial_address(listen_addr: str, port: int) -> str:
     return f"{host}:{port}"
 
 
-def registrars(settings: Settings, services: tuple[str, ...] = ALL_SERVICES) -> list[Callable[[grpc.aio.Server], object]]:
+def registrars(
+    settings: Settings, services: tuple[str, ...] = ALL_SERVICES
+) -> list[Callable[[grpc.aio.Server], object]]:
     """Functions that add the given services, then health and reflection, to a server (for ThreadedServer)."""
     hosted = set(services)
     names: list[str] = []
@@ -67,7 +70,8 @@ def registrars(settings: Settings, services: tuple[str, ...] = ALL_SERVICES) -> 
 
 async def serve(settings: Settings, services: tuple[str, ...] = ALL_SERVICES) -> None:
     """Runs until SIGTERM or SIGINT, then drains: NOT_SERVING first, so load balancers stop sending."""
-    server = grpc.aio.server(options=SERVER_OPTIONS)
+    setup_tracing(f"codesearch-{'-'.join(services) if len(services) < len(ALL_SERVICES) else 'all'}")
+    server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=server_interceptors())
     port = server.add_insecure_port(settings.listen_addr)
     if port == 0:
         raise OSError(f"cannot listen on {settings.listen_addr}")
@@ -79,8 +83,13 @@ async def serve(settings: Settings, services: tuple[str, ...] = ALL_SERVICES) ->
     health = add_health_and_reflection(server, names)
     await server.start()
     await set_serving(health, ["", *names], True)
-    log.info("codesearch serving %s on %s (data in %s)", ", ".join(services), settings.listen_addr, settings.home)
-    print(f"codesearch serving {', '.join(services)} on {settings.listen_addr} (data in {settings.home})", flush=True)
+    log.info(
+        "codesearch serving %s on %s (data in %s)", ", ".join(services), settings.listen_addr, settings.home
+    )
+    print(
+        f"codesearch serving {', '.join(services)} on {settings.listen_addr} (data in {settings.home})",
+        flush=True,
+    )
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

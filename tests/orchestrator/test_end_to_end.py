@@ -12,7 +12,11 @@ from codesearch.config import Settings
 from codesearch.server import registrars
 from codesearch.v1 import search_pb2, search_pb2_grpc
 
-SERVICES = ("keyword", "graph", "orchestrator")  # the legs that need no model; vector and rerank have their own tests
+SERVICES = (
+    "keyword",
+    "graph",
+    "orchestrator",
+)  # the legs that need no model; vector and rerank have their own tests
 
 CONFIG_PY = '''"""Configuration loading."""
 
@@ -32,7 +36,7 @@ def parse_config(path):
     return data
 '''
 
-SERVER_PY = '''from config import parse_config
+SERVER_PY = """from config import parse_config
 
 
 def start_server(path):
@@ -48,7 +52,7 @@ def retryWithBackoff(fn, attempts=5):
         except OSError:
             delay *= 2
     raise TimeoutError("gave up after retries")
-'''
+"""
 
 
 def write_repo(root: Path) -> Path:
@@ -73,7 +77,9 @@ def stub(tmp_path: Path, start_server) -> search_pb2_grpc.SearchServiceStub:
     return search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(server.address))
 
 
-def index(stub: search_pb2_grpc.SearchServiceStub, path: Path, name: str = "demo") -> search_pb2.IndexRepositoryResponse:
+def index(
+    stub: search_pb2_grpc.SearchServiceStub, path: Path, name: str = "demo"
+) -> search_pb2.IndexRepositoryResponse:
     progress = list(stub.IndexRepository(search_pb2.IndexRepositoryRequest(path=str(path), name=name)))
     assert progress[0].phase == search_pb2.INDEX_PHASE_SCANNING
     assert progress[-1].phase == search_pb2.INDEX_PHASE_DONE
@@ -82,7 +88,9 @@ def index(stub: search_pb2_grpc.SearchServiceStub, path: Path, name: str = "demo
 
 def search(stub, query: str, mode: str = "keyword", **kw) -> search_pb2.SearchResponse:
     return stub.Search(
-        search_pb2.SearchRequest(query=query, mode=search_pb2.SearchMode.Value(f"SEARCH_MODE_{mode.upper()}"), **kw)
+        search_pb2.SearchRequest(
+            query=query, mode=search_pb2.SearchMode.Value(f"SEARCH_MODE_{mode.upper()}"), **kw
+        )
     )
 
 
@@ -110,7 +118,10 @@ def test_index_search_edit_delete(stub, tmp_path: Path) -> None:
     assert not search(stub, "CONNECTION REFUSED", "literal", case_sensitive=True).hits
 
     rx = search(stub, r"def \w+_(config|server)", "regex")
-    assert sorted((h.location.path, h.location.start_line) for h in rx.hits) == [("config.py", 10), ("server.py", 4)]
+    assert sorted((h.location.path, h.location.start_line) for h in rx.hits) == [
+        ("config.py", 10),
+        ("server.py", 4),
+    ]
 
     # Re-index after an edit and a delete: only the changed file is re-read; the deleted one disappears.
     (repo / "server.py").write_text(SERVER_PY.replace("gave up after retries", "exhausted every retry"))

@@ -58,4 +58,3 @@ def test_dev_set_phrasings_route_to_their_class(shared_eval) -> None:
     checked = [r for r in rows if r["klass"] in klass_intent]
     wrong = [r["query"] for r in checked if classify(r["query"]).intent != klass_intent[r["klass"]]]
     assert len(wrong) <= 0.02 * len(checked), wrong[:20]
-

@@ -19,7 +19,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from codesearch.cli import index_cmd, search_cmd
 from codesearch.cli.client import CliError, channel
 
-SERVER_START_TIMEOUT_S = 120.0  # first start imports torch and tree-sitter grammars: tens of seconds on 2 cores
+SERVER_START_TIMEOUT_S = (
+    120.0  # first start imports torch and tree-sitter grammars: tens of seconds on 2 cores
+)
 DEMO_QUERIES = (
     ("where is urlsplit defined", "auto"),
     ("who calls make_archive", "auto"),
@@ -30,7 +32,11 @@ DEMO_QUERIES = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--path", default=sysconfig.get_paths()["stdlib"], help="codebase to index (default: the standard library)")
+    parser.add_argument(
+        "--path",
+        default=sysconfig.get_paths()["stdlib"],
+        help="codebase to index (default: the standard library)",
+    )
     parser.add_argument("--name", default="stdlib")
     parser.add_argument("--keep-running", action="store_true", help="leave the server running afterwards")
 
@@ -51,7 +57,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"starting codesearch serve on {args.address} ...", flush=True)
         env = dict(os.environ, CODESEARCH_LISTEN=args.address)
-        server = subprocess.Popen([sys.executable, "-m", "codesearch.cli.main", "serve", "--address", args.address], env=env)
+        server = subprocess.Popen(
+            [sys.executable, "-m", "codesearch.cli.main", "serve", "--address", args.address], env=env
+        )
         deadline = time.monotonic() + SERVER_START_TIMEOUT_S
         while not _serving(args.address):
             if server.poll() is not None or time.monotonic() > deadline:
@@ -59,13 +67,27 @@ def run(args: argparse.Namespace) -> int:
             time.sleep(0.5)
     try:
         print(f"\n$ codesearch index {args.path} --name {args.name}", flush=True)
-        index_cmd.run(argparse.Namespace(address=args.address, path=str(Path(args.path)), name=args.name, full=False, quiet=False))
+        index_cmd.run(
+            argparse.Namespace(
+                address=args.address, path=str(Path(args.path)), name=args.name, full=False, quiet=False
+            )
+        )
         for query, mode in DEMO_QUERIES:
             print(f"\n$ codesearch search '{query}' --mode {mode} --limit 3 --explain", flush=True)
             search_cmd.run(
                 argparse.Namespace(
-                    address=args.address, query=query, repo=[args.name], mode=mode, preset="default", limit=3,
-                    case_sensitive=False, lang=[], path="", rerank="auto", json=False, explain=True,
+                    address=args.address,
+                    query=query,
+                    repo=[args.name],
+                    mode=mode,
+                    preset="default",
+                    limit=3,
+                    case_sensitive=False,
+                    lang=[],
+                    path="",
+                    rerank="auto",
+                    json=False,
+                    explain=True,
                 )
             )
     finally:

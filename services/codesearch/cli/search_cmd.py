@@ -8,7 +8,18 @@ import json
 from codesearch.cli.client import call, channel
 from codesearch.v1 import common_pb2, search_pb2, search_pb2_grpc
 
-MODES = ["auto", "keyword", "literal", "regex", "semantic", "definition", "callers", "callees", "impact", "naive_hybrid"]
+MODES = [
+    "auto",
+    "keyword",
+    "literal",
+    "regex",
+    "semantic",
+    "definition",
+    "callers",
+    "callees",
+    "impact",
+    "naive_hybrid",
+]
 PRESETS = ["default", "quick", "thorough"]
 SNIPPET_LINES = 3  # lines of each hit's snippet in the text output
 
@@ -24,7 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--path", default="", help="only paths matching this glob")
     parser.add_argument("--rerank", choices=["auto", "on", "off"], default="auto")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
-    parser.add_argument("--explain", action="store_true", help="how the answer was found: intent, legs, scores")
+    parser.add_argument(
+        "--explain", action="store_true", help="how the answer was found: intent, legs, scores"
+    )
 
 
 def build_request(args: argparse.Namespace) -> search_pb2.SearchRequest:
@@ -103,11 +116,15 @@ def print_text(resp: search_pb2.SearchResponse, explain: bool) -> None:
     if explain:
         data = response_json(resp)
         print()
-        print(f"intent {data['intent']} ({resp.intent_confidence:.2f}), strategy {resp.strategy}, confidence {resp.confidence:.2f}")
+        print(
+            f"intent {data['intent']} ({resp.intent_confidence:.2f}), strategy {resp.strategy}, confidence {resp.confidence:.2f}"
+        )
         print("weights: " + ", ".join(f"{m} {w:.2f}" for m, w in data["weights"].items()))  # type: ignore[union-attr]
         for leg in data["legs"]:  # type: ignore[union-attr]
             reason = f" ({leg['reason']})" if leg["reason"] else ""
-            print(f"  leg {leg['leg']:<10} {leg['status']:<8} {leg['hits']:>3} hits {leg['latency_ms']:>8.2f} ms  weight {leg['weight']:.2f}{reason}")
+            print(
+                f"  leg {leg['leg']:<10} {leg['status']:<8} {leg['hits']:>3} hits {leg['latency_ms']:>8.2f} ms  weight {leg['weight']:.2f}{reason}"
+            )
         stages = ", ".join(f"{k} {v:.2f} ms" for k, v in data["stage_ms"].items())  # type: ignore[union-attr]
         print(f"total {resp.total_latency_ms:.2f} ms ({stages}); top-k: {resp.topk_reason}")
 

@@ -28,7 +28,9 @@ def run_status(args: argparse.Namespace) -> int:
     print(f"{len(s.repositories)} repositories")
     for r in s.repositories:
         pending = f", {r.embeddings_pending} chunks awaiting embeddings" if r.embeddings_pending else ""
-        print(f"  {r.name:<20} {r.files:>6} files {r.chunks:>7} chunks  v{r.index_version}  {r.indexed_at}  {r.root}{pending}")
+        print(
+            f"  {r.name:<20} {r.files:>6} files {r.chunks:>7} chunks  v{r.index_version}  {r.indexed_at}  {r.root}{pending}"
+        )
     for st in s.leg_stats:
         print(f"    {st.repository:<18} {st.detail:<40} items {st.items:>7}  {st.disk_bytes / 1e6:8.2f} MB")
     return 0
@@ -55,6 +57,8 @@ def add_delete_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_delete(args: argparse.Namespace) -> int:
     stub = search_pb2_grpc.SearchServiceStub(channel(args.address))
-    resp = call(args.address, lambda: stub.DeleteRepository(search_pb2.DeleteRepositoryRequest(name=args.name)))
+    resp = call(
+        args.address, lambda: stub.DeleteRepository(search_pb2.DeleteRepositoryRequest(name=args.name))
+    )
     print(f"deleted {args.name}" if resp.deleted else f"{args.name} was not indexed")
     return 0

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 
 import grpc
 
+from codesearch.common.telemetry import server_interceptors
 from codesearch.config import MAX_MESSAGE_BYTES
 
 # A registrar adds services to a server; one that takes two arguments also gets the server's bound address.
@@ -37,7 +38,7 @@ class ThreadedServer:
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
         ]
-        self._server = grpc.aio.server(options=options)
+        self._server = grpc.aio.server(options=options, interceptors=server_interceptors())
         port = self._server.add_insecure_port(f"{self._host}:{self._port}")
         self.address = f"{self._host}:{port}"
         for register in self._registrars:

@@ -70,9 +70,9 @@ def add_health_and_reflection(
     return health_servicer
 
 
-async def set_serving(health_servicer: health.aio.HealthServicer, names: Iterable[str], serving: bool) -> None:
-    status = (
-        health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
-    )
+async def set_serving(
+    health_servicer: health.aio.HealthServicer, names: Iterable[str], serving: bool
+) -> None:
+    status = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
     for name in names:
         await health_servicer.set(name, status)

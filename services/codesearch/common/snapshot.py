@@ -18,7 +18,9 @@ from pathlib import Path
 
 CURRENT = "CURRENT"
 GEN_PREFIX = "gen-"
-KEEP_OLD_GENERATIONS = 1  # the one before the live one stays, so a reader that resolved it just before a switch can finish
+KEEP_OLD_GENERATIONS = (
+    1  # the one before the live one stays, so a reader that resolved it just before a switch can finish
+)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -53,7 +55,11 @@ class SnapshotDir:
         self.root.mkdir(parents=True, exist_ok=True)
         for stale in self.root.glob(f"{GEN_PREFIX}*.tmp"):
             shutil.rmtree(stale, ignore_errors=True)
-        numbers = [int(p.name[len(GEN_PREFIX) :]) for p in self.root.glob(f"{GEN_PREFIX}[0-9]*") if p.name[len(GEN_PREFIX) :].isdigit()]
+        numbers = [
+            int(p.name[len(GEN_PREFIX) :])
+            for p in self.root.glob(f"{GEN_PREFIX}[0-9]*")
+            if p.name[len(GEN_PREFIX) :].isdigit()
+        ]
         nxt = max(numbers, default=0) + 1
         path = self.root / f"{GEN_PREFIX}{nxt:06d}.tmp"
         path.mkdir()

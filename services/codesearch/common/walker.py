@@ -17,15 +17,43 @@ import pathspec
 
 SKIP_DIRS = frozenset(
     {
-        ".git", ".hg", ".svn", "node_modules", "vendor", "dist", "build", "target", "__pycache__",
-        ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".idea", ".gradle",
-        "bower_components", ".next", ".nuxt", ".cache", ".terraform",
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        "vendor",
+        "dist",
+        "build",
+        "target",
+        "__pycache__",
+        ".tox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".idea",
+        ".gradle",
+        "bower_components",
+        ".next",
+        ".nuxt",
+        ".cache",
+        ".terraform",
     }
 )
 LOCK_FILES = frozenset(
     {
-        "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "Cargo.lock", "poetry.lock", "Pipfile.lock",
-        "Gemfile.lock", "composer.lock", "go.sum", "uv.lock", "bun.lockb", "flake.lock", "mix.lock",
+        "package-lock.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "Cargo.lock",
+        "poetry.lock",
+        "Pipfile.lock",
+        "Gemfile.lock",
+        "composer.lock",
+        "go.sum",
+        "uv.lock",
+        "bun.lockb",
+        "flake.lock",
+        "mix.lock",
     }
 )
 BINARY_SNIFF_BYTES = 8192  # git's own heuristic: a NUL in the first 8 KiB means binary
@@ -102,7 +130,11 @@ def _walk_dir(root: Path, rel_dir: str, ignores: _IgnoreStack, result: WalkResul
             result.skipped.append((rel, f"cannot stat: {e.strerror}"))
             continue
         if stat.S_ISDIR(st.st_mode):
-            if entry.name in SKIP_DIRS or ignores.ignored(rel, is_dir=True) or _is_virtualenv(Path(entry.path)):
+            if (
+                entry.name in SKIP_DIRS
+                or ignores.ignored(rel, is_dir=True)
+                or _is_virtualenv(Path(entry.path))
+            ):
                 continue
             yield from _walk_dir(root, rel, ignores.with_dir(root, rel), result)
             continue

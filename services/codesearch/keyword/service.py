@@ -54,7 +54,9 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
     # --- writes ----------------------------------------------------------------------------------------------
     @rpc
     async def UpdateKeywordIndex(
-        self, request_iterator: AsyncIterator[keyword_pb2.UpdateKeywordIndexRequest], context: grpc.aio.ServicerContext
+        self,
+        request_iterator: AsyncIterator[keyword_pb2.UpdateKeywordIndexRequest],
+        context: grpc.aio.ServicerContext,
     ) -> keyword_pb2.UpdateKeywordIndexResponse:
         batch = await read_update_stream(request_iterator)
         lock = self._write_locks.setdefault(batch.repository, asyncio.Lock())
@@ -105,7 +107,9 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
         return keyword_pb2.KeywordSearchResponse(hits=await asyncio.to_thread(run))
 
     @rpc
-    async def Grep(self, request: keyword_pb2.GrepRequest, context: grpc.aio.ServicerContext) -> keyword_pb2.GrepResponse:
+    async def Grep(
+        self, request: keyword_pb2.GrepRequest, context: grpc.aio.ServicerContext
+    ) -> keyword_pb2.GrepResponse:
         check_query(request.pattern, MAX_QUERY_CHARS, "pattern")
         limit = check_limit(request.limit, DEFAULT_LIMIT, MAX_LIMIT)
         is_regex = request.syntax == keyword_pb2.PATTERN_SYNTAX_REGEX
@@ -117,7 +121,9 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
             for repo, snap in selected:
                 allowed = snap.allowed_ids(list(request.languages), request.path_glob)
                 try:
-                    result = snap.trigram.search(request.pattern, is_regex, request.case_sensitive, limit, allowed)
+                    result = snap.trigram.search(
+                        request.pattern, is_regex, request.case_sensitive, limit, allowed
+                    )
                 except ValueError as e:
                     raise invalid(f"invalid {'regex' if is_regex else 'pattern'}: {e}") from None
                 resp.candidate_files += result.candidate_files
@@ -133,7 +139,9 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
                         ),
                         snippet=m.text[:MAX_LINE_CHARS],
                         score=m.score,
-                        leg_scores=[common_pb2.LegScore(leg=common_pb2.LEG_TRIGRAM, rank=rank, score=m.score)],
+                        leg_scores=[
+                            common_pb2.LegScore(leg=common_pb2.LEG_TRIGRAM, rank=rank, score=m.score)
+                        ],
                         found_by=[common_pb2.LEG_TRIGRAM],
                         language=snap.files[m.path].language if m.path in snap.files else "",
                         match_lines=[m.line],
@@ -216,4 +224,3 @@ def _bm25_hit(repo: str, h: Bm25Hit, rank: int) -> common_pb2.Hit:
 def register(server: grpc.aio.Server, settings: Settings) -> list[str]:
     keyword_pb2_grpc.add_KeywordServiceServicer_to_server(KeywordServicer(settings), server)
     return [SERVICE_NAME]
-

@@ -1,8 +1,8 @@
 """One repository's keyword data on disk: a BM25 index, a trigram index and a file table, per generation.
 
-    <home>/keyword/<repo>/gen-NNNNNN/bm25/       tantivy
-    <home>/keyword/<repo>/gen-NNNNNN/trigram/    native trigram index (postings + content store)
-    <home>/keyword/<repo>/gen-NNNNNN/files.json  path -> hash, language, lines
+<home>/keyword/<repo>/gen-NNNNNN/bm25/       tantivy
+<home>/keyword/<repo>/gen-NNNNNN/trigram/    native trigram index (postings + content store)
+<home>/keyword/<repo>/gen-NNNNNN/files.json  path -> hash, language, lines
 """
 
 from __future__ import annotations
@@ -57,7 +57,9 @@ def open_snapshot(generation: Path, version: int) -> KeywordSnapshot:
     table = json.loads((generation / FILES_TABLE).read_text())
     files = {p: FileInfo(**v) for p, v in table.items()}
     trigram = _native.TrigramIndex.open(str(generation / "trigram"))
-    return KeywordSnapshot(generation, version, Bm25Reader(generation / "bm25"), trigram, files, trigram.paths())
+    return KeywordSnapshot(
+        generation, version, Bm25Reader(generation / "bm25"), trigram, files, trigram.paths()
+    )
 
 
 def apply_batch(snapdir: SnapshotDir, batch: IndexBatch) -> tuple[Path, int, int]:

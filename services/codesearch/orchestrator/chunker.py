@@ -38,7 +38,8 @@ def chunk_lines(lines: list[str], definitions: list[DefinitionLike]) -> list[Chu
     if n == 0:
         return []
     defs = sorted(
-        (d for d in definitions if 1 <= d.start_line <= d.end_line <= n), key=lambda d: (d.start_line, -d.end_line)
+        (d for d in definitions if 1 <= d.start_line <= d.end_line <= n),
+        key=lambda d: (d.start_line, -d.end_line),
     )
     children: dict[str, list[DefinitionLike]] = {}
     for d in defs:

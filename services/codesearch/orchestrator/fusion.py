@@ -24,7 +24,9 @@ MAX_PER_FILE = 3  # beyond this many chunks of one file, the rest add nothing a 
 GENERATED_PATH = re.compile(
     r"(^|/)(vendor|third_party|node_modules|dist|build|target|generated|gen)/|_pb2(_grpc)?\.py$|\.pb\.go$|\.min\.(js|css)$|\.generated\.",
 )
-TEST_PATH = re.compile(r"(^|/)(tests?|__tests__|spec)/|(^|/)test_[^/]*$|_test\.(go|py)$|\.(test|spec)\.[jt]sx?$")
+TEST_PATH = re.compile(
+    r"(^|/)(tests?|__tests__|spec)/|(^|/)test_[^/]*$|_test\.(go|py)$|\.(test|spec)\.[jt]sx?$"
+)
 
 
 @dataclass
@@ -56,9 +58,7 @@ class PlaceIndex:
         return key
 
 
-def fuse(
-    lists: list[tuple[int, float, list[common_pb2.Hit]]], k: float
-) -> list[FusedHit]:
+def fuse(lists: list[tuple[int, float, list[common_pb2.Hit]]], k: float) -> list[FusedHit]:
     """lists: (leg, weight, hits best first). Returns fused hits best first, before boosts."""
     places = PlaceIndex()
     keyed: list[list[str]] = []
@@ -70,9 +70,12 @@ def fuse(
         keyed.append(list(seen))
         raw.append(seen)
     fused = _native.fuse(keyed, [w for _l, w, _h in lists], k)
+    single = len(lists) == 1  # one list: nothing to fuse, keep the leg's own (more telling) scores
     out = []
     for key, score, ranks in fused:
-        f = FusedHit(key, places.representative[key], score)
+        f = FusedHit(
+            key, places.representative[key], _leg_score(raw[0][key], lists[0][0]) if single else score
+        )
         for (leg, _w, _h), rank, seen in zip(lists, ranks, raw, strict=True):
             if rank >= 0:
                 f.leg_scores.append(common_pb2.LegScore(leg=leg, rank=rank, score=_leg_score(seen[key], leg)))

@@ -91,7 +91,9 @@ def check_root(path: str, settings: Settings) -> Path:
         raise invalid(f"{path}: directory is not readable")
     if settings.allowed_roots and not any(root.is_relative_to(r) for r in settings.allowed_roots):
         allowed = ", ".join(str(r) for r in settings.allowed_roots)
-        raise failed_precondition(f"{root} is outside the allowed roots ({allowed}); see CODESEARCH_ALLOWED_ROOTS")
+        raise failed_precondition(
+            f"{root} is outside the allowed roots ({allowed}); see CODESEARCH_ALLOWED_ROOTS"
+        )
     return root
 
 
@@ -122,7 +124,9 @@ class Indexer:
         self.registry = registry
         self._locks: dict[str, asyncio.Lock] = {}
 
-    async def run(self, request: search_pb2.IndexRepositoryRequest) -> AsyncIterator[search_pb2.IndexRepositoryResponse]:
+    async def run(
+        self, request: search_pb2.IndexRepositoryRequest
+    ) -> AsyncIterator[search_pb2.IndexRepositoryResponse]:
         root = check_root(request.path, self.settings)
         name = check_repo_name(request.name or root.name)
         existing = self.registry.get(name)
@@ -137,7 +141,9 @@ class Indexer:
             async for progress in self._run_locked(_Run(name, root), request.force_full):
                 yield progress
 
-    async def _run_locked(self, run: _Run, force_full: bool) -> AsyncIterator[search_pb2.IndexRepositoryResponse]:
+    async def _run_locked(
+        self, run: _Run, force_full: bool
+    ) -> AsyncIterator[search_pb2.IndexRepositoryResponse]:
         yield run.snapshot(search_pb2.INDEX_PHASE_SCANNING)
         walked = await asyncio.to_thread(walk, run.root, self.settings.max_file_bytes)
         for rel, reason in walked.skipped:
@@ -182,7 +188,10 @@ class Indexer:
         previous_record = self.registry.get(run.name)
         version = (previous_record.index_version if previous_record else 0) + 1
         results = await asyncio.gather(
-            *(self._update_leg(leg, run.name, leg_manifest[leg], current, to_send, replace_all, version) for leg in available),
+            *(
+                self._update_leg(leg, run.name, leg_manifest[leg], current, to_send, replace_all, version)
+                for leg in available
+            ),
             return_exceptions=True,
         )
         previous = self.registry.get(run.name)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import grpc
 
+from codesearch.common.telemetry import client_interceptors
 from codesearch.config import MAX_MESSAGE_BYTES, Settings
 from codesearch.v1 import graph_pb2_grpc, keyword_pb2_grpc, rerank_pb2_grpc, vector_pb2_grpc
 
@@ -77,7 +78,7 @@ class LegClients:
                 continue
             channel = channels.get(address)
             if channel is None:
-                channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+                channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS, interceptors=client_interceptors())
                 channels[address] = channel
             self.legs[name] = Leg(name, address, stub_type(channel), channel)
         self._channels = list(channels.values())

@@ -11,8 +11,11 @@ from dataclasses import dataclass
 import grpc
 
 from codesearch.common.errors import check_limit, check_query, invalid, not_found
+from codesearch.common.telemetry import tracer
 from codesearch.config import MAX_LIMIT, MAX_QUERY_CHARS
-from codesearch.orchestrator import fusion, topk
+from codesearch.orchestrator import fusion, rerank_stage, topk
+from codesearch.orchestrator.cache import QueryCache, request_key
+from codesearch.orchestrator.expansion import expand
 from codesearch.orchestrator.legs import LegClients
 from codesearch.orchestrator.registry import Registry
 from codesearch.orchestrator.router import DIRECT_CONFIDENCE, Route, classify, weights_for
@@ -20,10 +23,28 @@ from codesearch.v1 import common_pb2, graph_pb2, keyword_pb2, search_pb2, vector
 
 DEFAULT_DEADLINE_S = 10.0  # when the client sets none
 LEG_DEADLINE_SHARE = 0.8  # legs get this share of the time left; fusion and the reply need the rest
+MIN_LEG_BUDGET_S = 0.01  # below this no leg can answer; the call then degrades rather than never being sent
 LEG_DEPTH = 50  # hits asked of each leg: enough for fusion to find agreement below the top 10
 RRF_K = {search_pb2.PRESET_QUICK: 40.0, search_pb2.PRESET_DEFAULT: 40.0, search_pb2.PRESET_THOROUGH: 60.0}
 NAIVE_RRF_K = 60.0  # the textbook constant, for the naive baseline
 DEFAULT_RESULTS = 20  # Smart TopK's hard maximum when the client leaves limit at 0
+RERANK_DEPTH = 20  # candidates the cross-encoder reads in the default preset: ~300 ms on 2 cores
+RERANK_DEPTH_THOROUGH = 50  # the thorough preset pays for a deeper look
+# Intents where the default preset reranks: only those where the dev set showed a gain (none measured yet).
+RERANK_INTENTS: frozenset[int] = frozenset()
+USE_QUERY_EXPANSION = True  # keyword leg: identifier variants and synonyms (see expansion.py)
+# Changes to any ranking constant must change the cache's view of the configuration.
+CONFIG_FINGERPRINT = repr(
+    (
+        LEG_DEPTH,
+        RRF_K,
+        NAIVE_RRF_K,
+        DEFAULT_RESULTS,
+        RERANK_DEPTH,
+        sorted(RERANK_INTENTS),
+        USE_QUERY_EXPANSION,
+    )
+)
 TEST_WORDS = re.compile(r"\b(test|tests|testing|pytest|unittest|spec|mock)\b", re.IGNORECASE)
 
 LegCall = Callable[[float], Awaitable[list[common_pb2.Hit]]]
@@ -41,39 +62,82 @@ class SearchPipeline:
     def __init__(self, legs: LegClients, registry: Registry) -> None:
         self.legs = legs
         self.registry = registry
+        self.cache = QueryCache()
 
-    async def search(self, request: search_pb2.SearchRequest, time_remaining: float | None) -> search_pb2.SearchResponse:
-        started = time.perf_counter()
-        query = check_query(request.query, MAX_QUERY_CHARS)
-        limit = check_limit(request.limit, 0, MAX_LIMIT) if request.limit else 0
-        repos = self._repositories(list(request.repositories))
+    async def search(
+        self, request: search_pb2.SearchRequest, time_remaining: float | None
+    ) -> search_pb2.SearchResponse:
+        with tracer.start_as_current_span("search") as span:
+            started = time.perf_counter()
+            check_query(request.query, MAX_QUERY_CHARS)
+            if request.limit:
+                check_limit(request.limit, 0, MAX_LIMIT)
+            versions = self._repositories(list(request.repositories))
+            key = request_key(request, versions, CONFIG_FINGERPRINT)
+            cached = None if request.no_cache else self.cache.get(key)
+            if cached is not None:
+                cached.cache_hit = True
+                cached.total_latency_ms = (time.perf_counter() - started) * 1000
+                span.set_attribute("cache_hit", True)
+                return cached
+            resp = await self._search(request, sorted(versions), time_remaining, started)
+            span.set_attribute("intent", search_pb2.Intent.Name(resp.intent))
+            span.set_attribute("hits", len(resp.hits))
+            if not any(r.status == common_pb2.LEG_STATUS_DEGRADED for r in resp.legs):
+                self.cache.put(key, resp)  # a degraded answer is not worth repeating once the leg is back
+            return resp
+
+    async def _search(
+        self,
+        request: search_pb2.SearchRequest,
+        repos: list[str],
+        time_remaining: float | None,
+        started: float,
+    ) -> search_pb2.SearchResponse:
+        query = request.query
+        limit = request.limit
         mode = request.mode or search_pb2.SEARCH_MODE_AUTO
         preset = request.preset or search_pb2.PRESET_DEFAULT
         stage_ms: dict[str, float] = {}
-
-        t = time.perf_counter()
-        route = classify(query)
-        plans, strategy, route = self._plan(mode, preset, route, query, request, repos)
-        stage_ms["route"] = (time.perf_counter() - t) * 1000
-
-        budget = (time_remaining if time_remaining is not None else DEFAULT_DEADLINE_S) * LEG_DEADLINE_SHARE
-        t = time.perf_counter()
-        reports, lists = await self._fan_out(plans, budget)
-        stage_ms["fan_out"] = (time.perf_counter() - t) * 1000
-
-        t = time.perf_counter()
-        k = NAIVE_RRF_K if strategy == "naive_rrf" else RRF_K.get(preset, 40.0)
-        fused = fusion.fuse(lists, k)
-        centrality = await self._centrality(fused) if route.weights.get("graph", 0) > 0 and len(lists) > 1 else [0.0] * len(fused)
-        fused = fusion.apply_boosts(fused, centrality, bool(TEST_WORDS.search(query)))
-        stage_ms["fuse"] = (time.perf_counter() - t) * 1000
-
-        reports.append(
-            common_pb2.LegReport(leg=common_pb2.LEG_RERANK, status=common_pb2.LEG_STATUS_SKIPPED, reason="rerank is not enabled for this preset")
+        deadline = time.perf_counter() + (
+            time_remaining if time_remaining is not None else DEFAULT_DEADLINE_S
         )
 
         t = time.perf_counter()
-        cut, reason = topk.smart_topk([f.score for f in fused], limit or DEFAULT_RESULTS, hard=bool(limit))
+        with tracer.start_as_current_span("route") as span:
+            route = classify(query)
+            plans, strategy, route = self._plan(mode, preset, route, query, request, repos)
+            span.set_attribute("intent", search_pb2.Intent.Name(route.intent))
+            span.set_attribute("strategy", strategy)
+        stage_ms["route"] = (time.perf_counter() - t) * 1000
+
+        t = time.perf_counter()
+        reports, lists = await self._fan_out(
+            plans, (deadline - time.perf_counter()) * LEG_DEADLINE_SHARE, repos
+        )
+        stage_ms["fan_out"] = (time.perf_counter() - t) * 1000
+
+        t = time.perf_counter()
+        with tracer.start_as_current_span("fuse"):
+            k = NAIVE_RRF_K if strategy == "naive_rrf" else RRF_K.get(preset, 40.0)
+            fused = fusion.fuse(lists, k)
+            use_centrality = route.weights.get("graph", 0) > 0 and strategy not in ("forced", "naive_rrf")
+            centrality = await self._centrality(fused) if use_centrality else [0.0] * len(fused)
+            fused = fusion.apply_boosts(fused, centrality, bool(TEST_WORDS.search(query)))
+        stage_ms["fuse"] = (time.perf_counter() - t) * 1000
+
+        t = time.perf_counter()
+        with tracer.start_as_current_span("rerank") as span:
+            fused, rerank_report = await self._rerank(request, preset, route, strategy, fused, deadline)
+            span.set_attribute("status", common_pb2.LegStatus.Name(rerank_report.status))
+        reports.append(rerank_report)
+        stage_ms["rerank"] = (time.perf_counter() - t) * 1000
+
+        t = time.perf_counter()
+        with tracer.start_as_current_span("topk"):
+            cut, reason = topk.smart_topk(
+                [f.score for f in fused], limit or DEFAULT_RESULTS, hard=bool(limit)
+            )
         stage_ms["topk"] = (time.perf_counter() - t) * 1000
 
         resp = search_pb2.SearchResponse(
@@ -100,12 +164,60 @@ class SearchPipeline:
         resp.total_latency_ms = (time.perf_counter() - started) * 1000
         return resp
 
-    def _repositories(self, requested: list[str]) -> list[str]:
+    async def _rerank(
+        self,
+        request: search_pb2.SearchRequest,
+        preset: int,
+        route: Route,
+        strategy: str,
+        fused: list[fusion.FusedHit],
+        deadline: float,
+    ) -> tuple[list[fusion.FusedHit], common_pb2.LegReport]:
+        def skipped(reason: str) -> tuple[list[fusion.FusedHit], common_pb2.LegReport]:
+            return fused, common_pb2.LegReport(
+                leg=common_pb2.LEG_RERANK, status=common_pb2.LEG_STATUS_SKIPPED, reason=reason
+            )
+
+        policy = request.rerank or search_pb2.RERANK_POLICY_AUTO
+        if policy == search_pb2.RERANK_POLICY_OFF:
+            return skipped("off by request")
+        if policy == search_pb2.RERANK_POLICY_AUTO:
+            if preset == search_pb2.PRESET_QUICK:
+                return skipped("the quick preset does not rerank")
+            if preset != search_pb2.PRESET_THOROUGH and route.intent not in RERANK_INTENTS:
+                return skipped("not measured to help for this intent (see RERANK_INTENTS)")
+        if self.legs.rerank is None:
+            return skipped("rerank service is not configured")
+        if len(fused) < 2:
+            return skipped("fewer than two hits")
+        depth = RERANK_DEPTH_THOROUGH if preset == search_pb2.PRESET_THOROUGH else RERANK_DEPTH
+        t = time.perf_counter()
+        try:
+            out, report = await rerank_stage.rerank(
+                self.legs, request.query, fused, depth, max(0.05, deadline - time.perf_counter())
+            )
+        except grpc.aio.AioRpcError as e:
+            status = (
+                common_pb2.LEG_STATUS_SKIPPED
+                if e.code() == grpc.StatusCode.FAILED_PRECONDITION
+                else common_pb2.LEG_STATUS_DEGRADED
+            )
+            return fused, common_pb2.LegReport(
+                leg=common_pb2.LEG_RERANK,
+                status=status,
+                reason=f"{e.code().name}: {e.details()}",
+                latency_ms=(time.perf_counter() - t) * 1000,
+            )
+        report.latency_ms = (time.perf_counter() - t) * 1000
+        return out, report
+
+    def _repositories(self, requested: list[str]) -> dict[str, int]:
+        """The repositories to search with their index versions; NOT_FOUND for one that is not indexed."""
         known = self.registry.load()
         for r in requested:
             if r not in known:
                 raise not_found(f"repository {r!r} is not indexed")
-        return requested or sorted(known)
+        return {r: known[r].index_version for r in (requested or sorted(known))}
 
     # --- planning -------------------------------------------------------------------------------------------
     def _plan(
@@ -121,7 +233,9 @@ class SearchPipeline:
         langs = list(request.languages)
         calls = {
             common_pb2.LEG_KEYWORD: lambda: self._keyword(repos, query, langs, request.path_glob),
-            common_pb2.LEG_TRIGRAM: lambda: self._grep(repos, target, False, request.case_sensitive, langs, request.path_glob),
+            common_pb2.LEG_TRIGRAM: lambda: self._grep(
+                repos, target, False, request.case_sensitive, langs, request.path_glob
+            ),
             common_pb2.LEG_VECTOR: lambda: self._vector(repos, query, langs),
             common_pb2.LEG_DEFINITION: lambda: self._definitions(repos, target, langs),
             common_pb2.LEG_REFERENCES: lambda: self._references(repos, target),
@@ -142,10 +256,16 @@ class SearchPipeline:
             forced_route = Route(intent, 1.0, "forced", query, weights_for(intent))
             if mode in (search_pb2.SEARCH_MODE_LITERAL, search_pb2.SEARCH_MODE_REGEX):
                 regex = mode == search_pb2.SEARCH_MODE_REGEX
-                call = lambda: self._grep(repos, query, regex, request.case_sensitive, langs, request.path_glob)  # noqa: E731
+                call = lambda: self._grep(
+                    repos, query, regex, request.case_sensitive, langs, request.path_glob
+                )  # noqa: E731
             elif mode == search_pb2.SEARCH_MODE_CALLEES:
                 call = lambda: self._callees(repos, query.strip())  # noqa: E731
-            elif mode in (search_pb2.SEARCH_MODE_DEFINITION, search_pb2.SEARCH_MODE_CALLERS, search_pb2.SEARCH_MODE_IMPACT):
+            elif mode in (
+                search_pb2.SEARCH_MODE_DEFINITION,
+                search_pb2.SEARCH_MODE_CALLERS,
+                search_pb2.SEARCH_MODE_IMPACT,
+            ):
                 name = route.target or query.strip()
                 call = {
                     search_pb2.SEARCH_MODE_DEFINITION: lambda: self._definitions(repos, name, langs),
@@ -162,7 +282,9 @@ class SearchPipeline:
             raise invalid(f"unknown search mode {mode}")
         return self._routed(route, preset, calls)
 
-    def _routed(self, route: Route, preset: int, calls: dict[int, Callable[[], Awaitable[list[common_pb2.Hit]]]]) -> tuple[list[LegPlan], str, Route]:
+    def _routed(
+        self, route: Route, preset: int, calls: dict[int, Callable[[], Awaitable[list[common_pb2.Hit]]]]
+    ) -> tuple[list[LegPlan], str, Route]:
         w = route.weights
         leg_weights: dict[int, float] = {
             common_pb2.LEG_VECTOR: w["semantic"],
@@ -179,7 +301,11 @@ class SearchPipeline:
         if not route.target:
             leg_weights.pop(common_pb2.LEG_DEFINITION, None)
         if preset == search_pb2.PRESET_QUICK:
-            leg_weights = {leg: wt for leg, wt in leg_weights.items() if leg in (common_pb2.LEG_KEYWORD, common_pb2.LEG_VECTOR, common_pb2.LEG_TRIGRAM)}
+            leg_weights = {
+                leg: wt
+                for leg, wt in leg_weights.items()
+                if leg in (common_pb2.LEG_KEYWORD, common_pb2.LEG_VECTOR, common_pb2.LEG_TRIGRAM)
+            }
         strategy = "rrf"
         if route.confidence >= DIRECT_CONFIDENCE and preset != search_pb2.PRESET_THOROUGH:
             top = max(leg_weights, key=lambda leg: leg_weights[leg])
@@ -193,10 +319,16 @@ class SearchPipeline:
                 plans.append(self._leg_plan(leg, weight, calls[leg]))
         return plans, strategy, route
 
-    def _leg_plan(self, leg: int, weight: float, call: Callable[[], Awaitable[list[common_pb2.Hit]]]) -> LegPlan:
+    def _leg_plan(
+        self, leg: int, weight: float, call: Callable[[], Awaitable[list[common_pb2.Hit]]]
+    ) -> LegPlan:
         service = {
-            common_pb2.LEG_KEYWORD: "keyword", common_pb2.LEG_TRIGRAM: "keyword", common_pb2.LEG_VECTOR: "vector",
-            common_pb2.LEG_DEFINITION: "graph", common_pb2.LEG_REFERENCES: "graph", common_pb2.LEG_IMPACT: "graph",
+            common_pb2.LEG_KEYWORD: "keyword",
+            common_pb2.LEG_TRIGRAM: "keyword",
+            common_pb2.LEG_VECTOR: "vector",
+            common_pb2.LEG_DEFINITION: "graph",
+            common_pb2.LEG_REFERENCES: "graph",
+            common_pb2.LEG_IMPACT: "graph",
         }[leg]
         if self.legs.legs[service].stub is None:
             return LegPlan(leg, weight, None, f"{service} service is not configured")
@@ -204,9 +336,22 @@ class SearchPipeline:
 
     # --- fan-out --------------------------------------------------------------------------------------------
     async def _fan_out(
-        self, plans: list[LegPlan], budget_s: float
+        self, plans: list[LegPlan], budget_s: float, repos: list[str]
     ) -> tuple[list[common_pb2.LegReport], list[tuple[int, float, list[common_pb2.Hit]]]]:
+        budget_s = max(budget_s, MIN_LEG_BUDGET_S)
+
         async def run(plan: LegPlan) -> tuple[common_pb2.LegReport, list[common_pb2.Hit]]:
+            with tracer.start_as_current_span(f"leg.{_leg_name(plan.leg)}") as span:
+                span.set_attribute("leg", _leg_name(plan.leg))
+                span.set_attribute("repository", ",".join(repos))
+                span.set_attribute("k", LEG_DEPTH)
+                report, hits = await run_leg(plan)
+                span.set_attribute("hits", len(hits))
+                span.set_attribute("degraded", report.status == common_pb2.LEG_STATUS_DEGRADED)
+                span.set_attribute("status", common_pb2.LegStatus.Name(report.status))
+                return report, hits
+
+        async def run_leg(plan: LegPlan) -> tuple[common_pb2.LegReport, list[common_pb2.Hit]]:
             report = common_pb2.LegReport(leg=plan.leg, weight=plan.weight)  # type: ignore[arg-type]
             if plan.call is None:
                 report.status = common_pb2.LEG_STATUS_SKIPPED
@@ -217,7 +362,11 @@ class SearchPipeline:
                 hits = await asyncio.wait_for(plan.call(budget_s), timeout=budget_s)
                 report.status = common_pb2.LEG_STATUS_OK
             except asyncio.TimeoutError:
-                hits, report.status, report.reason = [], common_pb2.LEG_STATUS_DEGRADED, f"timed out after {budget_s:.2f}s"
+                hits, report.status, report.reason = (
+                    [],
+                    common_pb2.LEG_STATUS_DEGRADED,
+                    f"timed out after {budget_s:.2f}s",
+                )
             except grpc.aio.AioRpcError as e:
                 if e.code() == grpc.StatusCode.INVALID_ARGUMENT:
                     raise invalid(e.details() or "invalid argument") from None
@@ -231,7 +380,11 @@ class SearchPipeline:
 
         results = await asyncio.gather(*(run(p) for p in plans))
         reports = [r for r, _ in results]
-        lists = [(p.leg, p.weight, hits) for p, (_r, hits) in zip(plans, results, strict=True) if p.call is not None]
+        lists = [
+            (p.leg, p.weight, hits)
+            for p, (_r, hits) in zip(plans, results, strict=True)
+            if p.call is not None
+        ]
         return reports, lists
 
     async def _centrality(self, fused: list[fusion.FusedHit]) -> list[float]:
@@ -246,19 +399,33 @@ class SearchPipeline:
             return [0.0] * len(fused)
 
     # --- leg calls ------------------------------------------------------------------------------------------
-    async def _keyword(self, repos: list[str], query: str, langs: list[str], glob: str) -> list[common_pb2.Hit]:
+    async def _keyword(
+        self, repos: list[str], query: str, langs: list[str], glob: str
+    ) -> list[common_pb2.Hit]:
         assert self.legs.keyword is not None
+        if USE_QUERY_EXPANSION:
+            query = " ".join([query, *expand(query)])
         resp = await self.legs.keyword.KeywordSearch(
-            keyword_pb2.KeywordSearchRequest(repositories=repos, query=query, limit=LEG_DEPTH, languages=langs, path_glob=glob)
+            keyword_pb2.KeywordSearchRequest(
+                repositories=repos, query=query, limit=LEG_DEPTH, languages=langs, path_glob=glob
+            )
         )
         return list(resp.hits)
 
-    async def _grep(self, repos: list[str], pattern: str, regex: bool, case: bool, langs: list[str], glob: str) -> list[common_pb2.Hit]:
+    async def _grep(
+        self, repos: list[str], pattern: str, regex: bool, case: bool, langs: list[str], glob: str
+    ) -> list[common_pb2.Hit]:
         assert self.legs.keyword is not None
         syntax = keyword_pb2.PATTERN_SYNTAX_REGEX if regex else keyword_pb2.PATTERN_SYNTAX_LITERAL
         resp = await self.legs.keyword.Grep(
             keyword_pb2.GrepRequest(
-                repositories=repos, pattern=pattern, syntax=syntax, case_sensitive=case, limit=LEG_DEPTH, languages=langs, path_glob=glob
+                repositories=repos,
+                pattern=pattern,
+                syntax=syntax,
+                case_sensitive=case,
+                limit=LEG_DEPTH,
+                languages=langs,
+                path_glob=glob,
             )
         )
         return list(resp.hits)
@@ -275,23 +442,31 @@ class SearchPipeline:
     async def _definitions(self, repos: list[str], name: str, langs: list[str]) -> list[common_pb2.Hit]:
         assert self.legs.graph is not None
         resp = await self.legs.graph.FindDefinitions(
-            graph_pb2.FindDefinitionsRequest(repositories=repos, name=name, limit=LEG_DEPTH, language=langs[0] if len(langs) == 1 else "")
+            graph_pb2.FindDefinitionsRequest(
+                repositories=repos, name=name, limit=LEG_DEPTH, language=langs[0] if len(langs) == 1 else ""
+            )
         )
         return [_symbol_hit(s, common_pb2.LEG_DEFINITION, rank) for rank, s in enumerate(resp.symbols)]
 
     async def _references(self, repos: list[str], name: str) -> list[common_pb2.Hit]:
         assert self.legs.graph is not None
-        resp = await self.legs.graph.FindReferences(graph_pb2.FindReferencesRequest(repositories=repos, name=name, limit=LEG_DEPTH))
+        resp = await self.legs.graph.FindReferences(
+            graph_pb2.FindReferencesRequest(repositories=repos, name=name, limit=LEG_DEPTH)
+        )
         return [_reference_hit(r, rank) for rank, r in enumerate(resp.references)]
 
     async def _callees(self, repos: list[str], name: str) -> list[common_pb2.Hit]:
         assert self.legs.graph is not None
-        resp = await self.legs.graph.FindCallees(graph_pb2.FindCalleesRequest(repositories=repos, name=name, limit=LEG_DEPTH))
+        resp = await self.legs.graph.FindCallees(
+            graph_pb2.FindCalleesRequest(repositories=repos, name=name, limit=LEG_DEPTH)
+        )
         return [_symbol_hit(s, common_pb2.LEG_REFERENCES, rank) for rank, s in enumerate(resp.callees)]
 
     async def _impact(self, repos: list[str], target: str) -> list[common_pb2.Hit]:
         assert self.legs.graph is not None
-        resp = await self.legs.graph.Impact(graph_pb2.ImpactRequest(repositories=repos, target=target, limit=LEG_DEPTH))
+        resp = await self.legs.graph.Impact(
+            graph_pb2.ImpactRequest(repositories=repos, target=target, limit=LEG_DEPTH)
+        )
         hits = []
         for rank, item in enumerate(resp.items):
             score = 1.0 / item.distance if item.distance else 1.0
@@ -306,6 +481,10 @@ class SearchPipeline:
                 )
             )
         return hits
+
+
+def _leg_name(leg: int) -> str:
+    return common_pb2.Leg.Name(leg).removeprefix("LEG_").lower()
 
 
 class PartialResult(Exception):

@@ -45,7 +45,9 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
             yield progress
 
     @rpc
-    async def Search(self, request: search_pb2.SearchRequest, context: grpc.aio.ServicerContext) -> search_pb2.SearchResponse:
+    async def Search(
+        self, request: search_pb2.SearchRequest, context: grpc.aio.ServicerContext
+    ) -> search_pb2.SearchResponse:
         return await self.pipeline.search(request, context.time_remaining())
 
     @rpc
@@ -59,7 +61,9 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
     async def ListRepositories(
         self, request: search_pb2.ListRepositoriesRequest, context: grpc.aio.ServicerContext
     ) -> search_pb2.ListRepositoriesResponse:
-        return search_pb2.ListRepositoriesResponse(repositories=[_repo(r) for r in self.registry.load().values()])
+        return search_pb2.ListRepositoriesResponse(
+            repositories=[_repo(r) for r in self.registry.load().values()]
+        )
 
     @rpc
     async def DeleteRepository(
@@ -68,11 +72,21 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
         name = check_repo_name(request.name)
         calls = []
         if self.legs.keyword is not None:
-            calls.append(self.legs.keyword.DeleteKeywordRepository(keyword_pb2.DeleteKeywordRepositoryRequest(repository=name)))
+            calls.append(
+                self.legs.keyword.DeleteKeywordRepository(
+                    keyword_pb2.DeleteKeywordRepositoryRequest(repository=name)
+                )
+            )
         if self.legs.graph is not None:
-            calls.append(self.legs.graph.DeleteGraphRepository(graph_pb2.DeleteGraphRepositoryRequest(repository=name)))
+            calls.append(
+                self.legs.graph.DeleteGraphRepository(graph_pb2.DeleteGraphRepositoryRequest(repository=name))
+            )
         if self.legs.vector is not None:
-            calls.append(self.legs.vector.DeleteVectorRepository(vector_pb2.DeleteVectorRepositoryRequest(repository=name)))
+            calls.append(
+                self.legs.vector.DeleteVectorRepository(
+                    vector_pb2.DeleteVectorRepositoryRequest(repository=name)
+                )
+            )
         results = await asyncio.gather(*calls, return_exceptions=True)
         errors = [r for r in results if isinstance(r, BaseException)]
         existed = self.registry.remove(name)
@@ -81,7 +95,9 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
         return search_pb2.DeleteRepositoryResponse(deleted=existed)
 
     @rpc
-    async def GetStatus(self, request: search_pb2.GetStatusRequest, context: grpc.aio.ServicerContext) -> search_pb2.GetStatusResponse:
+    async def GetStatus(
+        self, request: search_pb2.GetStatusRequest, context: grpc.aio.ServicerContext
+    ) -> search_pb2.GetStatusResponse:
         resp = search_pb2.GetStatusResponse(version=__version__, data_dir=str(self.settings.home))
         records = self.registry.load()
         resp.repositories.extend(_repo(r) for r in records.values())
@@ -106,7 +122,9 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
         if self.legs.keyword is None:
             return search_pb2.ServiceStatus(available=False, detail="not configured"), []
         try:
-            s = await self.legs.keyword.GetKeywordStats(keyword_pb2.GetKeywordStatsRequest(), timeout=STATUS_TIMEOUT_S)
+            s = await self.legs.keyword.GetKeywordStats(
+                keyword_pb2.GetKeywordStatsRequest(), timeout=STATUS_TIMEOUT_S
+            )
         except grpc.aio.AioRpcError as e:
             return search_pb2.ServiceStatus(available=False, detail=f"{e.code().name}: {e.details()}"), []
         for x in s.bm25:
@@ -119,7 +137,9 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
         if self.legs.vector is None:
             return search_pb2.ServiceStatus(available=False, detail="not configured"), []
         try:
-            s = await self.legs.vector.GetVectorStats(vector_pb2.GetVectorStatsRequest(), timeout=STATUS_TIMEOUT_S)
+            s = await self.legs.vector.GetVectorStats(
+                vector_pb2.GetVectorStatsRequest(), timeout=STATUS_TIMEOUT_S
+            )
         except grpc.aio.AioRpcError as e:
             return search_pb2.ServiceStatus(available=False, detail=f"{e.code().name}: {e.details()}"), []
         for x in s.repositories:
@@ -132,7 +152,9 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
         if self.legs.graph is None:
             return search_pb2.ServiceStatus(available=False, detail="not configured"), []
         try:
-            s = await self.legs.graph.GetGraphStats(graph_pb2.GetGraphStatsRequest(), timeout=STATUS_TIMEOUT_S)
+            s = await self.legs.graph.GetGraphStats(
+                graph_pb2.GetGraphStatsRequest(), timeout=STATUS_TIMEOUT_S
+            )
         except grpc.aio.AioRpcError as e:
             return search_pb2.ServiceStatus(available=False, detail=f"{e.code().name}: {e.details()}"), []
         for x in s.repositories:
@@ -143,18 +165,29 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
         if self.legs.rerank is None:
             return search_pb2.ServiceStatus(available=False, detail="not configured"), []
         try:
-            s = await self.legs.rerank.GetRerankerInfo(rerank_pb2.GetRerankerInfoRequest(), timeout=STATUS_TIMEOUT_S)
+            s = await self.legs.rerank.GetRerankerInfo(
+                rerank_pb2.GetRerankerInfoRequest(), timeout=STATUS_TIMEOUT_S
+            )
         except grpc.aio.AioRpcError as e:
             return search_pb2.ServiceStatus(available=False, detail=f"{e.code().name}: {e.details()}"), []
-        return search_pb2.ServiceStatus(available=s.available, detail=s.model if s.available else s.unavailable_reason), []
+        return search_pb2.ServiceStatus(
+            available=s.available, detail=s.model if s.available else s.unavailable_reason
+        ), []
 
 
 def _repo(r: RepoRecord) -> search_pb2.Repository:
     return search_pb2.Repository(
-        name=r.name, root=r.root, files=r.files, chunks=r.chunks, index_version=r.index_version, indexed_at=r.indexed_at
+        name=r.name,
+        root=r.root,
+        files=r.files,
+        chunks=r.chunks,
+        index_version=r.index_version,
+        indexed_at=r.indexed_at,
     )
 
 
 def register(server: grpc.aio.Server, settings: Settings, local_legs: set[str]) -> list[str]:
-    search_pb2_grpc.add_SearchServiceServicer_to_server(SearchServicer(settings, LegClients(settings, local_legs)), server)
+    search_pb2_grpc.add_SearchServiceServicer_to_server(
+        SearchServicer(settings, LegClients(settings, local_legs)), server
+    )
     return [SERVICE_NAME]

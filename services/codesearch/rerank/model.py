@@ -30,6 +30,9 @@ DEFAULT_MAX_LENGTH = (
 BATCH_SIZE = (
     32  # measured in bench.py: one batch for the usual 20-50 candidates beats smaller ones on 2 cores
 )
+# On 2 shared cores at load ~9, one intra-op thread ran a training step 5-8x faster than two (OpenMP threads
+# spin-wait for a core that is busy elsewhere); idle, two are ~1.7x faster: set CODESEARCH_TORCH_THREADS=2 there.
+DEFAULT_TORCH_THREADS = 1
 BLEND_FILE = "blend.json"  # next to the cross-encoder weights; absent for a plain cross-encoder
 TRAINED_MODEL_DIRNAME = "model"  # settings.service_dir("rerank") / this: where `reranker train` saves
 BUNDLED_BI_ENCODER_NAMES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
@@ -67,14 +70,14 @@ def resolve_bi_encoder(name: str) -> str:
 
 
 def configure_threads(n: int) -> int:
-    """Sets torch's thread pools explicitly: intra-op to n (default: all cores), inter-op to 1.
+    """Sets torch's thread pools explicitly: intra-op to n (default DEFAULT_TORCH_THREADS), inter-op to 1.
 
     One inter-op thread: requests are already serialised, and a second pool would fight the intra-op one
     for the same cores.
     """
     import torch
 
-    n = n if n > 0 else (os.cpu_count() or 1)
+    n = n if n > 0 else DEFAULT_TORCH_THREADS
     torch.set_num_threads(n)
     # Only settable before the first parallel op; whoever set it first wins.
     with contextlib.suppress(RuntimeError):

@@ -47,7 +47,7 @@ BASE_MODEL = "all-MiniLM-L6-v2"
 MAX_LENGTH = 128  # 256 tokens doubles the cost of every step and scoring call for no measured gain
 QUERY_TOKEN_RESERVE = 24  # room left for the query when trimming candidates (most queries are shorter)
 # Definitions embedded and searched for negatives; bounds the bi-encoder pass to ~1-3 min of CPU.
-MAX_POOL = 1500
+MAX_POOL = 1200
 MIN_QUERY_WORDS = 3  # shorter first sentences ("Return x.") say too little to be a query
 MAX_QUERY_WORDS = 40  # longer ones are paragraphs, not questions
 IDENT_SHARE = 0.2  # share of queries that are an identifier instead of a sentence (definition lookups)

@@ -47,7 +47,7 @@ def exact_topk(data: np.ndarray, q: np.ndarray, k: int = 10) -> np.ndarray:
     return idx[np.argsort(-s[idx])]
 
 
-def bench_hnsw(n: int) -> None:
+def bench_hnsw(n: int, dtypes: list[str]) -> None:
     rng = np.random.default_rng(SEED)
     data = unit(rng, n)
     queries = unit(rng, QUERIES)
@@ -60,7 +60,7 @@ def bench_hnsw(n: int) -> None:
     print("| dtype | build s | size MiB | expansion_search | recall@10 | p50 ms | numpy/hnsw |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     keys = np.arange(n, dtype=np.uint64)
-    for dtype in ("f16", "f32", "i8"):
+    for dtype in dtypes:
         index = Index(
             ndim=DIMS,
             metric=MetricKind.Cos,
@@ -209,6 +209,8 @@ def bench_reindex(files: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--vectors", type=int, default=100_000)
+    ap.add_argument("--dtypes", default="f16,f32,i8", help="usearch scalar types to compare at full size")
+    ap.add_argument("--skip-crossover", action="store_true")
     ap.add_argument("--backends", default="torch,onnx-int8")
     ap.add_argument("--reindex-files", type=int, default=20)
     ap.add_argument("--skip-hnsw", action="store_true")
@@ -216,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-reindex", action="store_true")
     args = ap.parse_args(argv)
     if not args.skip_hnsw:
-        bench_hnsw(args.vectors)
+        bench_hnsw(args.vectors, args.dtypes.split(","))
+    if not args.skip_crossover:
         bench_crossover()
     if not args.skip_embed:
         bench_embed(args.backends.split(","))

@@ -1,0 +1,57 @@
+"""OpenTelemetry: a tracer for codesearch spans, and exporters configured from the standard OTEL_* variables.
+
+Spans are always created (the API is a no-op without an SDK provider); `setup_tracing` installs the SDK when
+the environment asks for export: OTEL_TRACES_EXPORTER=otlp|console, or OTEL_EXPORTER_OTLP_ENDPOINT set.
+"""
+
+from __future__ import annotations
+
+import os
+
+from opentelemetry import trace
+
+tracer = trace.get_tracer("codesearch")
+
+
+def setup_tracing(service_name: str, env: dict[str, str] | None = None) -> bool:
+    """Installs an SDK tracer provider with the exporter the environment names. Returns True when installed."""
+    e = os.environ if env is None else env
+    exporter_name = e.get("OTEL_TRACES_EXPORTER", "")
+    if not exporter_name and e.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
+        exporter_name = "otlp"
+    if exporter_name in ("", "none"):
+        return False
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor
+
+    provider = TracerProvider(
+        resource=Resource.create({"service.name": e.get("OTEL_SERVICE_NAME", service_name)})
+    )
+    if exporter_name == "console":
+        provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
+    else:
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+
+        provider.add_span_processor(
+            BatchSpanProcessor(OTLPSpanExporter())
+        )  # endpoint etc. from OTEL_* variables
+    trace.set_tracer_provider(provider)
+    return True
+
+
+def server_interceptors() -> list[object]:
+    """gRPC aio server interceptor that continues the caller's trace (health and reflection excluded)."""
+    from opentelemetry.instrumentation.grpc import aio_server_interceptor, filters
+
+    not_probes = filters.negate(
+        filters.any_of(filters.health_check(), filters.service_prefix("grpc.reflection"))
+    )
+    return [aio_server_interceptor(filter_=not_probes)]
+
+
+def client_interceptors() -> list[object]:
+    """gRPC aio client interceptors that propagate the trace context to the legs."""
+    from opentelemetry.instrumentation.grpc import aio_client_interceptors
+
+    return list(aio_client_interceptors())

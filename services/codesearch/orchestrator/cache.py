@@ -1,0 +1,58 @@
+"""Query cache: a response is reused only for the same request over the same index versions and configuration.
+
+The key holds the normalised query, every request option, each searched repository's index version and a
+fingerprint of the ranking configuration, so a re-index or a config change invalidates entries by itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+
+from codesearch.v1 import search_pb2
+
+CACHE_ENTRIES = 1024  # a few MB of responses; covers an agent's repeated lookups within a session
+
+
+def normalise(query: str) -> str:
+    return " ".join(query.split())
+
+
+def request_key(request: search_pb2.SearchRequest, versions: dict[str, int], fingerprint: str) -> str:
+    parts = {
+        "q": normalise(request.query),
+        "repos": sorted(versions.items()),
+        "mode": request.mode,
+        "preset": request.preset,
+        "limit": request.limit,
+        "case": request.case_sensitive,
+        "langs": sorted(request.languages),
+        "glob": request.path_glob,
+        "rerank": request.rerank,
+        "config": fingerprint,
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+class QueryCache:
+    def __init__(self, capacity: int = CACHE_ENTRIES) -> None:
+        self.capacity = capacity
+        self._entries: OrderedDict[str, bytes] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: str) -> search_pb2.SearchResponse | None:
+        raw = self._entries.get(key)
+        if raw is None:
+            self.misses += 1
+            return None
+        self._entries.move_to_end(key)
+        self.hits += 1
+        return search_pb2.SearchResponse.FromString(raw)
+
+    def put(self, key: str, response: search_pb2.SearchResponse) -> None:
+        self._entries[key] = response.SerializeToString()  # a copy: callers may mutate their response
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.capacity:
+            self._entries.popitem(last=False)
