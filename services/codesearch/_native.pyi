@@ -29,12 +29,18 @@ class TrigramIndex:
     ) -> TrigramIndex:
         """Writes a new index into `dir` (which must exist and be empty) and opens it.
 
-        The index holds `files` plus every file of `base` whose path is neither in `drop` nor in `files`.
-        Releases the GIL while building.
+        The index holds `files` plus every file of `base` whose path is neither in `drop` nor in `files`
+        (kept base files first, in base order, then `files` in order). Files are fsynced, then the directory;
+        the caller switches generations atomically. Releases the GIL while building.
+        Raises ValueError for a non-empty `dir` or a path repeated in `files`, OSError for I/O failures.
         """
     @staticmethod
     def open(dir: str) -> TrigramIndex:
-        """Opens an index written by build(); memory-maps its files. Raises OSError/ValueError on damage."""
+        """Opens an index written by build(); memory-maps its files.
+
+        Raises OSError (FileNotFoundError...) when a file is missing, ValueError ("corrupt trigram index: ...")
+        when a header, table or offset is damaged.
+        """
     def num_files(self) -> int: ...
     def paths(self) -> list[str]:
         """Paths in file-id order."""
@@ -50,24 +56,31 @@ class TrigramIndex:
     ) -> GrepResult:
         """Literal or regex search. Raises ValueError with the position for an invalid regex or one over the size limit.
 
-        `allowed`: file ids to restrict to (None = all). Releases the GIL while searching.
+        Regexes use Rust `regex` syntax in multi-line mode; a case-insensitive literal is matched as an escaped
+        `(?i)` regex (Unicode case folding). A match belongs to the line where it starts. An empty pattern is a
+        ValueError. `allowed`: file ids to restrict to (None = all; an id >= num_files() is a ValueError).
+        Releases the GIL while searching.
         """
     def postings_bytes(self) -> int:
         """Size on disk of the trigram postings (without the content store)."""
     def content_bytes(self) -> int:
         """Size on disk of the content store."""
 
-def fuse(
-    lists: list[list[str]], weights: list[float], k: float
-) -> list[tuple[str, float, list[int]]]:
+def fuse(lists: list[list[str]], weights: list[float], k: float) -> list[tuple[str, float, list[int]]]:
     """Weighted reciprocal rank fusion: score(id) = sum_i weights[i] / (k + rank_i + 1), rank 0-based.
 
-    Returns (id, score, ranks) best first, ranks[i] = -1 where list i lacks the id.
-    Ties break by the best (lowest) rank in any list, then by id, so the order is deterministic.
+    Returns (id, score, ranks) best first, ranks[i] = -1 where list i lacks the id; an id repeated in one
+    list counts at its first rank. Ties break by the best (lowest) rank in any list, then by id, so the order
+    is deterministic. Raises ValueError when len(weights) != len(lists), k is negative or not finite, or a
+    weight is negative or not finite. Same result as codesearch.orchestrator.rrf_reference.fuse_reference.
     """
 
 def code_tokens(text: str) -> list[str]:
-    """Code-aware tokens, lower-cased: every identifier whole, plus its camelCase/PascalCase/snake_case/digit parts."""
+    """Code-aware tokens, lower-cased: every identifier whole, plus its camelCase/PascalCase/snake_case/digit parts.
+
+    Single-letter parts are dropped, digit parts kept; numbers and non-ASCII words are kept whole only
+    (rules in native/src/tokens.rs).
+    """
 
 def code_tokens_joined(texts: list[str]) -> list[str]:
     """code_tokens for many texts, each joined with single spaces (for a whitespace tokenizer). Releases the GIL."""

@@ -56,6 +56,8 @@ class Settings:
     allowed_roots: tuple[Path, ...] = ()
     # Threads torch may use for embedding and reranking.
     torch_threads: int = 0
+    # Shard addresses, each hosting the keyword, vector and graph legs of its repositories; empty = no sharding.
+    shards: tuple[str, ...] = ()
     # Bearer token every RPC must carry (health and reflection excepted); "" disables authentication.
     auth_token: str = ""
     # PEM files: this server's certificate and key (TLS on the listening port when both are set).
@@ -88,6 +90,7 @@ class Settings:
             rerank_model=e.get("CODESEARCH_RERANK_MODEL", DEFAULT_RERANK_MODEL),
             allowed_roots=roots,
             torch_threads=int(e.get("CODESEARCH_TORCH_THREADS", "0")),
+            shards=tuple(a.strip() for a in e.get("CODESEARCH_SHARDS", "").split(",") if a.strip()),
             auth_token=_auth_token(e),
             tls_cert=e.get("CODESEARCH_TLS_CERT", ""),
             tls_key=e.get("CODESEARCH_TLS_KEY", ""),

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import grpc
 
+from codesearch.common import security
 from codesearch.common.grpc_util import add_health_and_reflection, set_serving
 from codesearch.common.telemetry import server_interceptors, setup_tracing
 from codesearch.config import MAX_MESSAGE_BYTES, Settings
@@ -71,8 +72,10 @@ def registrars(
 async def serve(settings: Settings, services: tuple[str, ...] = ALL_SERVICES) -> None:
     """Runs until SIGTERM or SIGINT, then drains: NOT_SERVING first, so load balancers stop sending."""
     setup_tracing(f"codesearch-{'-'.join(services) if len(services) < len(ALL_SERVICES) else 'all'}")
-    server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=server_interceptors())
-    port = server.add_insecure_port(settings.listen_addr)
+    security.check_exposure(settings)
+    interceptors = [*security.server_interceptors(settings), *server_interceptors()]
+    server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=interceptors)
+    port = security.add_port(server, settings, settings.listen_addr)
     if port == 0:
         raise OSError(f"cannot listen on {settings.listen_addr}")
     settings = dataclasses.replace(settings, listen_addr=dial_address(settings.listen_addr, port))

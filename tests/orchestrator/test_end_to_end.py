@@ -7,7 +7,6 @@ from pathlib import Path
 
 import grpc
 import pytest
-
 from codesearch.config import Settings
 from codesearch.server import registrars
 from codesearch.v1 import search_pb2, search_pb2_grpc

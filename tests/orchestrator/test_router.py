@@ -3,7 +3,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from codesearch.orchestrator.router import classify
 from codesearch.v1 import search_pb2 as pb
 

@@ -8,16 +8,19 @@ from typing import TypeVar
 
 import grpc
 
-from codesearch.config import MAX_MESSAGE_BYTES
+from codesearch.common.security import sync_channel
+from codesearch.config import MAX_MESSAGE_BYTES, Settings
 
 T = TypeVar("T")
 
 CONNECT_TIMEOUT_S = 5.0  # a server on this machine answers in milliseconds; 5 s covers a busy one
 
 
-def channel(address: str) -> grpc.Channel:
-    return grpc.insecure_channel(
+def channel(address: str, settings: Settings | None = None) -> grpc.Channel:
+    """A channel to the server: TLS when CODESEARCH_TLS_CA is set, the bearer token when one is configured."""
+    return sync_channel(
         address,
+        settings or Settings.from_env(),
         options=[
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),

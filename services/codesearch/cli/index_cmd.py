@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 from pathlib import Path
 
-from codesearch.cli.client import call, channel
+from codesearch.cli.client import CliError, call, channel
 from codesearch.v1 import search_pb2, search_pb2_grpc
 
 BAR_WIDTH = 30
@@ -18,6 +19,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", default="", help="repository name (default: the directory's name)")
     parser.add_argument("--full", action="store_true", help="re-index every file, ignoring content hashes")
     parser.add_argument("--quiet", action="store_true", help="print only the summary")
+    parser.add_argument(
+        "--embedded",
+        action="store_true",
+        help="run the indexer in this process and send to the legs named by CODESEARCH_SHARDS or "
+        "CODESEARCH_*_ADDR (an indexing job beside the source), instead of asking a server to read the path",
+    )
 
 
 def _bar(p: search_pb2.IndexRepositoryResponse) -> str:
@@ -28,6 +35,33 @@ def _bar(p: search_pb2.IndexRepositoryResponse) -> str:
         f"\r{phase:<10} [{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {p.files_done}/{p.files_total} files, "
         f"{p.chunks} chunks, {p.elapsed_seconds:.1f}s"
     )
+
+
+async def _embedded(
+    request: search_pb2.IndexRepositoryRequest, tty: bool
+) -> search_pb2.IndexRepositoryResponse:
+    from codesearch.common.errors import ServiceError
+    from codesearch.config import Settings
+    from codesearch.orchestrator.indexer import Indexer
+    from codesearch.orchestrator.legs import LegClients
+    from codesearch.orchestrator.registry import Registry
+
+    settings = Settings.from_env()
+    legs = LegClients(settings, local=set())
+    indexer = Indexer(settings, legs, Registry(settings.service_dir("orchestrator")))
+    last = search_pb2.IndexRepositoryResponse()
+    try:
+        async for progress in indexer.run(request):
+            last = progress
+            if tty:
+                print(_bar(progress), end="", file=sys.stderr, flush=True)
+    except ServiceError as e:
+        raise CliError(e.message) from None
+    finally:
+        await legs.close()
+    if tty:
+        print(file=sys.stderr)
+    return last
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,7 +81,10 @@ def run(args: argparse.Namespace) -> int:
             print(file=sys.stderr)
         return last
 
-    done = call(args.address, stream)
+    if args.embedded:
+        done = asyncio.run(_embedded(request, tty))
+    else:
+        done = call(args.address, stream)
     print(
         f"indexed {done.repository}: {done.files_total} files ({done.files_changed} changed, "
         f"{done.files_unchanged} unchanged, {done.files_deleted} deleted, {done.files_skipped} skipped), "

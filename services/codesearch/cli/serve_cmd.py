@@ -8,6 +8,8 @@ import dataclasses
 import logging
 import os
 
+from codesearch.cli.client import CliError
+from codesearch.common.security import SecurityConfigError
 from codesearch.config import Settings
 from codesearch.server import ALL_SERVICES, serve
 
@@ -29,5 +31,8 @@ def run(args: argparse.Namespace) -> int:
     listen = args.listen or os.environ.get("CODESEARCH_LISTEN") or args.address
     settings = dataclasses.replace(settings, listen_addr=listen)
     services = ALL_SERVICES if "all" in args.services else tuple(dict.fromkeys(args.services))
-    asyncio.run(serve(settings, services))
+    try:
+        asyncio.run(serve(settings, services))
+    except SecurityConfigError as e:
+        raise CliError(str(e)) from None
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 import grpc
 
@@ -19,8 +19,17 @@ Registrar = Callable[..., Awaitable[object] | object]
 class ThreadedServer:
     """A real gRPC server on 127.0.0.1:<ephemeral port>, in a thread; `address` says where."""
 
-    def __init__(self, registrars: list[Registrar], host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self,
+        registrars: list[Registrar],
+        host: str = "127.0.0.1",
+        port: int = 0,
+        interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
+        credentials: grpc.ServerCredentials | None = None,
+    ) -> None:
         self._registrars = registrars
+        self._interceptors = list(interceptors)  # run before tracing: an unauthenticated call is not traced
+        self._credentials = credentials  # TLS for the port; None is plaintext
         self._host = host
         self._port = port
         self._loop = asyncio.new_event_loop()
@@ -38,8 +47,14 @@ class ThreadedServer:
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
         ]
-        self._server = grpc.aio.server(options=options, interceptors=server_interceptors())
-        port = self._server.add_insecure_port(f"{self._host}:{self._port}")
+        self._server = grpc.aio.server(
+            options=options, interceptors=[*self._interceptors, *server_interceptors()]
+        )
+        address = f"{self._host}:{self._port}"
+        if self._credentials is None:
+            port = self._server.add_insecure_port(address)
+        else:
+            port = self._server.add_secure_port(address, self._credentials)
         self.address = f"{self._host}:{port}"
         for register in self._registrars:
             wants_address = len(inspect.signature(register).parameters) == 2
@@ -53,7 +68,11 @@ class ThreadedServer:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=timeout)  # type: ignore[arg-type]
 
     def stop(self) -> None:
+        """Stops the server and its loop; a second call does nothing."""
+        if not self._thread.is_alive():
+            return
         if self._server is not None:
             asyncio.run_coroutine_threadsafe(self._server.stop(grace=1), self._loop).result(timeout=30)
+            self._server = None
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=30)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import re
 
 import grpc
@@ -60,3 +61,39 @@ def check_query(query: str, max_chars: int, what: str = "query") -> str:
     if "\x00" in query:
         raise invalid(f"{what} contains a NUL character")
     return query
+
+
+# errno values that mean "the disk is full" (quota counts as full) and "this place may not be written".
+NO_SPACE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+NOT_WRITABLE_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
+# Libraries that wrap I/O errors in their own exceptions (tantivy, the native trigram writer) keep the OS text.
+NO_SPACE_TEXT = ("no space left on device", "disk quota exceeded", "file too large")
+NOT_WRITABLE_TEXT = ("read-only file system", "permission denied", "operation not permitted")
+
+
+def storage_error(e: BaseException, what: str) -> ServiceError | None:
+    """A clear status for a failed write of `what` (an index, the registry...), or None when `e` is no
+    storage error. A full disk is RESOURCE_EXHAUSTED, an unwritable data directory FAILED_PRECONDITION;
+    both say the previous index is still the live one, which is true because writes go to a new generation.
+    """
+    if isinstance(e, ServiceError):
+        return None
+    code = getattr(e, "errno", None) if isinstance(e, OSError) else None
+    text = str(e).lower()
+    where = f" ({e.filename})" if isinstance(e, OSError) and e.filename else ""
+    if code in NO_SPACE_ERRNOS or any(t in text for t in NO_SPACE_TEXT):
+        return ServiceError(
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            f"no space left on the device while writing {what}{where}; the previous index is still live",
+        )
+    if code in NOT_WRITABLE_ERRNOS or any(t in text for t in NOT_WRITABLE_TEXT):
+        return ServiceError(
+            grpc.StatusCode.FAILED_PRECONDITION,
+            f"cannot write {what}{where}: the data directory is not writable; the previous index is still live",
+        )
+    if isinstance(e, OSError):
+        return ServiceError(
+            grpc.StatusCode.UNAVAILABLE,
+            f"I/O error while writing {what}{where}: {e.strerror or e}; the previous index is still live",
+        )
+    return None

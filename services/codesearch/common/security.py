@@ -26,7 +26,11 @@ AUTH_METADATA_KEY = "authorization"  # HTTP's header; gRPC metadata keys are low
 BEARER_PREFIX = "Bearer "
 # Probes (kubelet, load balancers) and tooling (grpcurl list) must work without a secret.
 OPEN_SERVICES = frozenset(
-    {"grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection", "grpc.reflection.v1.ServerReflection"}
+    {
+        "grpc.health.v1.Health",
+        "grpc.reflection.v1alpha.ServerReflection",
+        "grpc.reflection.v1.ServerReflection",
+    }
 )
 
 
@@ -89,7 +93,9 @@ class TokenAuthInterceptor(grpc.aio.ServerInterceptor):
             return handler
         if self.allowed(handler_call_details.invocation_metadata):
             return handler
-        return _deny_handler(handler, "missing or wrong bearer token (metadata 'authorization: Bearer <token>')")
+        return _deny_handler(
+            handler, "missing or wrong bearer token (metadata 'authorization: Bearer <token>')"
+        )
 
 
 def server_interceptors(settings: Settings) -> list[grpc.aio.ServerInterceptor]:
@@ -109,11 +115,15 @@ def server_credentials(settings: Settings) -> grpc.ServerCredentials | None:
         raise SecurityConfigError("set both CODESEARCH_TLS_CERT and CODESEARCH_TLS_KEY, or neither")
     if not settings.tls_cert:
         if settings.tls_client_ca:
-            raise SecurityConfigError("CODESEARCH_TLS_CLIENT_CA needs CODESEARCH_TLS_CERT and CODESEARCH_TLS_KEY")
+            raise SecurityConfigError(
+                "CODESEARCH_TLS_CLIENT_CA needs CODESEARCH_TLS_CERT and CODESEARCH_TLS_KEY"
+            )
         return None
     pair = (_read(settings.tls_key, "TLS key"), _read(settings.tls_cert, "TLS certificate"))
     client_ca = _read(settings.tls_client_ca, "client CA") if settings.tls_client_ca else None
-    return grpc.ssl_server_credentials([pair], root_certificates=client_ca, require_client_auth=client_ca is not None)
+    return grpc.ssl_server_credentials(
+        [pair], root_certificates=client_ca, require_client_auth=client_ca is not None
+    )
 
 
 def is_loopback(address: str) -> bool:
@@ -130,19 +140,25 @@ def is_loopback(address: str) -> bool:
 def check_exposure(settings: Settings) -> None:
     """Refuses to serve an unauthenticated API beyond loopback: IndexRepository reads any allowed directory
     and Search returns its content, so an open port would publish the machine's readable files."""
-    if is_loopback(settings.listen_addr) or settings.auth_token or settings.tls_client_ca:
-        if not is_loopback(settings.listen_addr) and not settings.allowed_roots:
-            log.warning("listening on %s with CODESEARCH_ALLOWED_ROOTS unset: clients with the token may index "
-                        "any directory this process can read", settings.listen_addr)
+    if is_loopback(settings.listen_addr):
         return
-    if settings.allow_unauthenticated:
-        log.warning("listening on %s without authentication (CODESEARCH_ALLOW_UNAUTHENTICATED=1)", settings.listen_addr)
-        return
-    raise SecurityConfigError(
-        f"refusing to listen on {settings.listen_addr} without authentication: set CODESEARCH_AUTH_TOKEN "
-        "(or CODESEARCH_TLS_CLIENT_CA for mutual TLS), listen on 127.0.0.1, "
-        "or set CODESEARCH_ALLOW_UNAUTHENTICATED=1 on a trusted network"
-    )
+    if not (settings.auth_token or settings.tls_client_ca):
+        if not settings.allow_unauthenticated:
+            raise SecurityConfigError(
+                f"refusing to listen on {settings.listen_addr} without authentication: set CODESEARCH_AUTH_TOKEN "
+                "(or CODESEARCH_TLS_CLIENT_CA for mutual TLS), listen on 127.0.0.1, "
+                "or set CODESEARCH_ALLOW_UNAUTHENTICATED=1 on a trusted network"
+            )
+        log.warning(
+            "listening on %s without authentication (CODESEARCH_ALLOW_UNAUTHENTICATED=1)",
+            settings.listen_addr,
+        )
+    if not settings.allowed_roots:
+        log.warning(
+            "listening on %s with CODESEARCH_ALLOWED_ROOTS unset: any client may index any directory this "
+            "process can read",
+            settings.listen_addr,
+        )
 
 
 def add_port(server: grpc.aio.Server, settings: Settings, address: str) -> int:
@@ -195,15 +211,21 @@ class _SyncToken(
     def intercept_unary_stream(self, continuation: Any, client_call_details: Any, request: Any) -> Any:
         return continuation(self._details(client_call_details), request)
 
-    def intercept_stream_unary(self, continuation: Any, client_call_details: Any, request_iterator: Any) -> Any:
+    def intercept_stream_unary(
+        self, continuation: Any, client_call_details: Any, request_iterator: Any
+    ) -> Any:
         return continuation(self._details(client_call_details), request_iterator)
 
-    def intercept_stream_stream(self, continuation: Any, client_call_details: Any, request_iterator: Any) -> Any:
+    def intercept_stream_stream(
+        self, continuation: Any, client_call_details: Any, request_iterator: Any
+    ) -> Any:
         return continuation(self._details(client_call_details), request_iterator)
 
 
 def _aio_details(d: grpc.aio.ClientCallDetails, token: str) -> grpc.aio.ClientCallDetails:
-    return grpc.aio.ClientCallDetails(d.method, d.timeout, _with_token(d.metadata, token), d.credentials, d.wait_for_ready)
+    return grpc.aio.ClientCallDetails(
+        d.method, d.timeout, _with_token(d.metadata, token), d.credentials, d.wait_for_ready
+    )
 
 
 class _AioTokenUU(grpc.aio.UnaryUnaryClientInterceptor):
@@ -226,7 +248,9 @@ class _AioTokenSU(grpc.aio.StreamUnaryClientInterceptor):
     def __init__(self, token: str) -> None:
         self._token = token
 
-    async def intercept_stream_unary(self, continuation: Any, client_call_details: Any, request_iterator: Any) -> Any:
+    async def intercept_stream_unary(
+        self, continuation: Any, client_call_details: Any, request_iterator: Any
+    ) -> Any:
         return await continuation(_aio_details(client_call_details, self._token), request_iterator)
 
 
@@ -234,7 +258,9 @@ class _AioTokenSS(grpc.aio.StreamStreamClientInterceptor):
     def __init__(self, token: str) -> None:
         self._token = token
 
-    async def intercept_stream_stream(self, continuation: Any, client_call_details: Any, request_iterator: Any) -> Any:
+    async def intercept_stream_stream(
+        self, continuation: Any, client_call_details: Any, request_iterator: Any
+    ) -> Any:
         return await continuation(_aio_details(client_call_details, self._token), request_iterator)
 
 
@@ -251,7 +277,9 @@ def client_credentials(settings: Settings, *, as_server: bool = False) -> grpc.C
     cert_path = settings.tls_client_cert or (settings.tls_cert if as_server else "")
     key_path = settings.tls_client_key or (settings.tls_key if as_server else "")
     if bool(cert_path) != bool(key_path):
-        raise SecurityConfigError("set both CODESEARCH_TLS_CLIENT_CERT and CODESEARCH_TLS_CLIENT_KEY, or neither")
+        raise SecurityConfigError(
+            "set both CODESEARCH_TLS_CLIENT_CERT and CODESEARCH_TLS_CLIENT_KEY, or neither"
+        )
     return grpc.ssl_channel_credentials(
         root_certificates=_read(ca_path, "TLS CA"),
         private_key=_read(key_path, "TLS client key") if key_path else None,
@@ -266,15 +294,23 @@ def sync_channel(address: str, settings: Settings, options: Sequence[tuple[str, 
         channel = grpc.insecure_channel(address, options=list(options))
     else:
         channel = grpc.secure_channel(address, credentials, options=list(options))
-    return grpc.intercept_channel(channel, _SyncToken(settings.auth_token)) if settings.auth_token else channel
+    return (
+        grpc.intercept_channel(channel, _SyncToken(settings.auth_token)) if settings.auth_token else channel
+    )
 
 
 def aio_channel(
-    address: str, settings: Settings, options: Sequence[tuple[str, Any]] = (), *, as_server: bool = True
+    address: str,
+    settings: Settings,
+    options: Sequence[tuple[str, Any]] = (),
+    extra_interceptors: Sequence[Any] = (),
+    *,
+    as_server: bool = True,
 ) -> grpc.aio.Channel:
     """An asyncio channel (orchestrator -> legs) that carries the token and dials TLS when configured."""
     token = settings.auth_token
-    interceptors = [_AioTokenUU(token), _AioTokenUS(token), _AioTokenSU(token), _AioTokenSS(token)] if token else None
+    auth = [_AioTokenUU(token), _AioTokenUS(token), _AioTokenSU(token), _AioTokenSS(token)] if token else []
+    interceptors = [*extra_interceptors, *auth] or None
     credentials = client_credentials(settings, as_server=as_server)
     if credentials is None:
         return grpc.aio.insecure_channel(address, options=list(options), interceptors=interceptors)

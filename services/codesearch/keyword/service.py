@@ -8,7 +8,14 @@ from collections.abc import AsyncIterator
 import grpc
 import pathspec
 
-from codesearch.common.errors import check_limit, check_query, check_repo_name, invalid, not_found
+from codesearch.common.errors import (
+    check_limit,
+    check_query,
+    check_repo_name,
+    invalid,
+    not_found,
+    storage_error,
+)
 from codesearch.common.grpc_util import rpc
 from codesearch.common.index_update import read_update_stream
 from codesearch.common.snapshot import SnapshotDir, list_repositories
@@ -62,7 +69,10 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
         lock = self._write_locks.setdefault(batch.repository, asyncio.Lock())
         async with lock:
             snapdir = self._snapdir(batch.repository)
-            generation, files, chunks = await asyncio.to_thread(apply_batch, snapdir, batch)
+            try:
+                generation, files, chunks = await asyncio.to_thread(apply_batch, snapdir, batch)
+            except Exception as e:
+                raise storage_error(e, f"the keyword index of {batch.repository!r}") or e from e
         return keyword_pb2.UpdateKeywordIndexResponse(
             result=common_pb2.IndexUpdateResult(
                 repository=batch.repository,

@@ -200,7 +200,7 @@ class Indexer:
             if isinstance(result, BaseException):
                 reason = result.details() if isinstance(result, grpc.aio.AioRpcError) else str(result)
                 if leg == "keyword":
-                    raise ServiceError(grpc.StatusCode.UNAVAILABLE, f"keyword index update failed: {reason}")
+                    raise ServiceError(_update_failure_code(result), f"keyword index update failed: {reason}")
                 run.progress.degraded_legs.append(f"{leg}: {reason}")
                 continue
             manifests[leg] = dict(current)
@@ -246,3 +246,15 @@ class Indexer:
         messages = update_messages(request_type, repo, changed, deleted, replace_all, version)
         response = await method()(iter(messages), timeout=LEG_UPDATE_TIMEOUT_S)
         return int(response.result.chunks_total)
+
+
+# Statuses of a failed leg update the client should see as they are (disk full, data dir read-only, a bad file).
+PASSED_THROUGH_CODES = frozenset(
+    {grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.INVALID_ARGUMENT}
+)
+
+
+def _update_failure_code(error: BaseException) -> grpc.StatusCode:
+    if isinstance(error, grpc.aio.AioRpcError) and error.code() in PASSED_THROUGH_CODES:
+        return error.code()
+    return grpc.StatusCode.UNAVAILABLE

@@ -9,6 +9,7 @@ import grpc
 
 from codesearch.common.telemetry import client_interceptors
 from codesearch.config import MAX_MESSAGE_BYTES, Settings
+from codesearch.orchestrator.sharding import ShardedStub
 from codesearch.v1 import graph_pb2_grpc, keyword_pb2_grpc, rerank_pb2_grpc, vector_pb2_grpc
 
 KEEPALIVE_MS = 30_000  # matches the server's keepalive policy; below it the server would answer GOAWAY
@@ -49,6 +50,9 @@ CHANNEL_OPTIONS = [
 ]
 
 
+SHARDED_LEGS = ("keyword", "vector", "graph")  # legs that hold per-repository data; rerank is stateless
+
+
 @dataclass
 class Leg:
     """One backend: its name, address and stub; stub is None when the leg is not configured."""
@@ -71,15 +75,25 @@ class LegClients:
         }
         self.legs: dict[str, Leg] = {}
         channels: dict[str, grpc.aio.Channel] = {}
+
+        def channel_to(address: str) -> grpc.aio.Channel:
+            if address not in channels:
+                channels[address] = grpc.aio.insecure_channel(
+                    address, options=CHANNEL_OPTIONS, interceptors=client_interceptors()
+                )
+            return channels[address]
+
         for name, stub_type in stub_types.items():
+            if settings.shards and name in SHARDED_LEGS:
+                shards = list(settings.shards)
+                stub = ShardedStub(shards, [stub_type(channel_to(a)) for a in shards])
+                self.legs[name] = Leg(name, f"shards {','.join(shards)}", stub, None)
+                continue
             address = settings.leg_addrs.get(name, "") or (settings.listen_addr if name in local else "")
             if not address:
                 self.legs[name] = Leg(name, "", None, None)
                 continue
-            channel = channels.get(address)
-            if channel is None:
-                channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS, interceptors=client_interceptors())
-                channels[address] = channel
+            channel = channel_to(address)
             self.legs[name] = Leg(name, address, stub_type(channel), channel)
         self._channels = list(channels.values())
 

@@ -7,6 +7,7 @@ import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from codesearch.common.errors import storage_error
 from codesearch.common.snapshot import atomic_write_text
 
 REGISTRY_FILE = "repositories.json"
@@ -53,7 +54,7 @@ class Registry:
         return existed
 
     def _save(self, records: dict[str, RepoRecord]) -> None:
-        atomic_write_text(self.path, json.dumps({n: asdict(r) for n, r in sorted(records.items())}, indent=1))
+        _write(self.path, json.dumps({n: asdict(r) for n, r in sorted(records.items())}, indent=1))
 
     def manifest(self, name: str) -> dict[str, dict[str, str]]:
         """Per leg, path -> content hash of every file that leg committed."""
@@ -63,4 +64,12 @@ class Registry:
             return {}
 
     def save_manifest(self, name: str, manifest: dict[str, dict[str, str]]) -> None:
-        atomic_write_text(self.dir / name / MANIFEST_FILE, json.dumps(dict(sorted(manifest.items()))))
+        _write(self.dir / name / MANIFEST_FILE, json.dumps(dict(sorted(manifest.items()))))
+
+
+def _write(path: Path, text: str) -> None:
+    """Atomic write; a full or read-only disk becomes a clear status (the old file stays as it was)."""
+    try:
+        atomic_write_text(path, text)
+    except OSError as e:
+        raise storage_error(e, f"the orchestrator's {path.name}") or e from None

@@ -7,6 +7,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 
 import grpc
 
@@ -19,10 +20,12 @@ from codesearch.orchestrator.expansion import expand
 from codesearch.orchestrator.legs import LegClients
 from codesearch.orchestrator.registry import Registry
 from codesearch.orchestrator.router import DIRECT_CONFIDENCE, Route, classify, weights_for
+from codesearch.orchestrator.sharding import SHARD_FAILURES, ShardedStub
 from codesearch.v1 import common_pb2, graph_pb2, keyword_pb2, search_pb2, vector_pb2
 
 DEFAULT_DEADLINE_S = 10.0  # when the client sets none
 LEG_DEADLINE_SHARE = 0.8  # legs get this share of the time left; fusion and the reply need the rest
+SHARD_REPOS_TTL_S = 2.0  # how stale the list of repositories held by shards may be
 MIN_LEG_BUDGET_S = 0.01  # below this no leg can answer; the call then degrades rather than never being sent
 LEG_DEPTH = 50  # hits asked of each leg: enough for fusion to find agreement below the top 10
 RRF_K = {search_pb2.PRESET_QUICK: 40.0, search_pb2.PRESET_DEFAULT: 40.0, search_pb2.PRESET_THOROUGH: 60.0}
@@ -63,6 +66,7 @@ class SearchPipeline:
         self.legs = legs
         self.registry = registry
         self.cache = QueryCache()
+        self._shard_repos: tuple[float, dict[str, int]] = (-1e9, {})
 
     async def search(
         self, request: search_pb2.SearchRequest, time_remaining: float | None
@@ -72,7 +76,7 @@ class SearchPipeline:
             check_query(request.query, MAX_QUERY_CHARS)
             if request.limit:
                 check_limit(request.limit, 0, MAX_LIMIT)
-            versions = self._repositories(list(request.repositories))
+            versions = await self._repositories(list(request.repositories))
             key = request_key(request, versions, CONFIG_FINGERPRINT)
             cached = None if request.no_cache else self.cache.get(key)
             if cached is not None:
@@ -211,13 +215,28 @@ class SearchPipeline:
         report.latency_ms = (time.perf_counter() - t) * 1000
         return out, report
 
-    def _repositories(self, requested: list[str]) -> dict[str, int]:
+    async def _repositories(self, requested: list[str]) -> dict[str, int]:
         """The repositories to search with their index versions; NOT_FOUND for one that is not indexed."""
-        known = self.registry.load()
+        known = {name: rec.index_version for name, rec in self.registry.load().items()}
+        if isinstance(self.legs.keyword, ShardedStub):
+            known.update(await self._shard_repositories())
         for r in requested:
             if r not in known:
                 raise not_found(f"repository {r!r} is not indexed")
-        return {r: known[r].index_version for r in (requested or sorted(known))}
+        return {r: known[r] for r in (requested or sorted(known))}
+
+    async def _shard_repositories(self) -> dict[str, int]:
+        """Repositories the shards hold (an orchestrator that did not index them still finds them)."""
+        now = time.monotonic()
+        if now - self._shard_repos[0] < SHARD_REPOS_TTL_S:
+            return self._shard_repos[1]
+        try:
+            stats = await self.legs.keyword.GetKeywordStats(keyword_pb2.GetKeywordStatsRequest(), timeout=2.0)  # type: ignore[union-attr]
+            repos = {s.repository: int(s.index_version) for s in stats.bm25}
+        except grpc.aio.AioRpcError:
+            repos = self._shard_repos[1]  # every shard down: keep what was known, the legs will say degraded
+        self._shard_repos = (now, repos)
+        return repos
 
     # --- planning -------------------------------------------------------------------------------------------
     def _plan(
@@ -241,39 +260,54 @@ class SearchPipeline:
             common_pb2.LEG_REFERENCES: lambda: self._references(repos, target),
             common_pb2.LEG_IMPACT: lambda: self._impact(repos, target),
         }
-        forced = {
-            search_pb2.SEARCH_MODE_KEYWORD: (common_pb2.LEG_KEYWORD, search_pb2.INTENT_UNDERSTAND_CODE),
-            search_pb2.SEARCH_MODE_LITERAL: (common_pb2.LEG_TRIGRAM, search_pb2.INTENT_EXACT_MATCH),
-            search_pb2.SEARCH_MODE_REGEX: (common_pb2.LEG_TRIGRAM, search_pb2.INTENT_EXACT_MATCH),
-            search_pb2.SEARCH_MODE_SEMANTIC: (common_pb2.LEG_VECTOR, search_pb2.INTENT_UNDERSTAND_CODE),
-            search_pb2.SEARCH_MODE_DEFINITION: (common_pb2.LEG_DEFINITION, search_pb2.INTENT_FIND_DEFINITION),
-            search_pb2.SEARCH_MODE_CALLERS: (common_pb2.LEG_REFERENCES, search_pb2.INTENT_FIND_REFERENCES),
-            search_pb2.SEARCH_MODE_CALLEES: (common_pb2.LEG_REFERENCES, search_pb2.INTENT_FIND_REFERENCES),
-            search_pb2.SEARCH_MODE_IMPACT: (common_pb2.LEG_IMPACT, search_pb2.INTENT_IMPACT_ANALYSIS),
+        # A forced mode asks one leg with the query as typed (a definition/callers/impact query may still be
+        # phrased, so those use the router's target when it found one).
+        name = route.target or query.strip()
+        forced: dict[int, tuple[int, int, Callable[[], Awaitable[list[common_pb2.Hit]]]]] = {
+            search_pb2.SEARCH_MODE_KEYWORD: (
+                common_pb2.LEG_KEYWORD,
+                search_pb2.INTENT_UNDERSTAND_CODE,
+                calls[common_pb2.LEG_KEYWORD],
+            ),
+            search_pb2.SEARCH_MODE_LITERAL: (
+                common_pb2.LEG_TRIGRAM,
+                search_pb2.INTENT_EXACT_MATCH,
+                partial(self._grep, repos, query, False, request.case_sensitive, langs, request.path_glob),
+            ),
+            search_pb2.SEARCH_MODE_REGEX: (
+                common_pb2.LEG_TRIGRAM,
+                search_pb2.INTENT_EXACT_MATCH,
+                partial(self._grep, repos, query, True, request.case_sensitive, langs, request.path_glob),
+            ),
+            search_pb2.SEARCH_MODE_SEMANTIC: (
+                common_pb2.LEG_VECTOR,
+                search_pb2.INTENT_UNDERSTAND_CODE,
+                calls[common_pb2.LEG_VECTOR],
+            ),
+            search_pb2.SEARCH_MODE_DEFINITION: (
+                common_pb2.LEG_DEFINITION,
+                search_pb2.INTENT_FIND_DEFINITION,
+                partial(self._definitions, repos, name, langs),
+            ),
+            search_pb2.SEARCH_MODE_CALLERS: (
+                common_pb2.LEG_REFERENCES,
+                search_pb2.INTENT_FIND_REFERENCES,
+                partial(self._references, repos, name),
+            ),
+            search_pb2.SEARCH_MODE_CALLEES: (
+                common_pb2.LEG_REFERENCES,
+                search_pb2.INTENT_FIND_REFERENCES,
+                partial(self._callees, repos, query.strip()),
+            ),
+            search_pb2.SEARCH_MODE_IMPACT: (
+                common_pb2.LEG_IMPACT,
+                search_pb2.INTENT_IMPACT_ANALYSIS,
+                partial(self._impact, repos, name),
+            ),
         }
         if mode in forced:
-            leg, intent = forced[mode]
+            leg, intent, call = forced[mode]
             forced_route = Route(intent, 1.0, "forced", query, weights_for(intent))
-            if mode in (search_pb2.SEARCH_MODE_LITERAL, search_pb2.SEARCH_MODE_REGEX):
-                regex = mode == search_pb2.SEARCH_MODE_REGEX
-                call = lambda: self._grep(
-                    repos, query, regex, request.case_sensitive, langs, request.path_glob
-                )  # noqa: E731
-            elif mode == search_pb2.SEARCH_MODE_CALLEES:
-                call = lambda: self._callees(repos, query.strip())  # noqa: E731
-            elif mode in (
-                search_pb2.SEARCH_MODE_DEFINITION,
-                search_pb2.SEARCH_MODE_CALLERS,
-                search_pb2.SEARCH_MODE_IMPACT,
-            ):
-                name = route.target or query.strip()
-                call = {
-                    search_pb2.SEARCH_MODE_DEFINITION: lambda: self._definitions(repos, name, langs),
-                    search_pb2.SEARCH_MODE_CALLERS: lambda: self._references(repos, name),
-                    search_pb2.SEARCH_MODE_IMPACT: lambda: self._impact(repos, name),
-                }[mode]
-            else:
-                call = calls[leg]
             return [self._leg_plan(leg, 1.0, call)], "forced", forced_route
         if mode == search_pb2.SEARCH_MODE_NAIVE_HYBRID:
             legs = [common_pb2.LEG_KEYWORD, common_pb2.LEG_VECTOR]
@@ -358,9 +392,16 @@ class SearchPipeline:
                 report.reason = plan.skip_reason
                 return report, []
             t = time.perf_counter()
+            shard_failures: list[tuple[str, str]] = []
+            SHARD_FAILURES.set(shard_failures)  # this task's own context: filled by sharded stubs
             try:
                 hits = await asyncio.wait_for(plan.call(budget_s), timeout=budget_s)
                 report.status = common_pb2.LEG_STATUS_OK
+                if shard_failures:
+                    report.status = common_pb2.LEG_STATUS_DEGRADED
+                    report.reason = "; ".join(
+                        f"shard {a} failed ({r}), its repositories are missing" for a, r in shard_failures
+                    )
             except asyncio.TimeoutError:
                 hits, report.status, report.reason = (
                     [],

@@ -54,8 +54,9 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
     async def BuildContext(
         self, request: search_pb2.BuildContextRequest, context: grpc.aio.ServicerContext
     ) -> search_pb2.BuildContextResponse:
-        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "BuildContext is not built yet")
-        raise AssertionError("unreachable")
+        from codesearch.orchestrator.context import build_context
+
+        return await build_context(self.pipeline, self.legs, request, context.time_remaining())
 
     @rpc
     async def ListRepositories(

@@ -1,0 +1,84 @@
+"""`codesearch bench load ...` (and room for other benchmarks as further subcommands)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+
+from codesearch.cli.client import CliError
+from codesearch.config import Settings
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from codesearch.bench import load
+
+    sub = parser.add_subparsers(dest="bench", required=True, metavar="BENCHMARK")
+    p = sub.add_parser("load", help="concurrent clients with a realistic query mix against a running server")
+    # Also accepted after the benchmark's name; SUPPRESS keeps the value given before it.
+    p.add_argument("--address", default=argparse.SUPPRESS, help="server address HOST:PORT")
+    p.add_argument("--clients", type=int, default=load.DEFAULT_CLIENTS, help="concurrent clients")
+    p.add_argument("--seconds", type=float, default=load.DEFAULT_SECONDS, help="measured duration")
+    p.add_argument("--max-calls", type=int, default=0, help="stop after this many calls (0: no limit)")
+    p.add_argument("--repository", default="", help="repository to query (default: the first indexed)")
+    p.add_argument("--queries", type=Path, help="query file, one a line (default: sampled from the index)")
+    p.add_argument("--sample", type=int, default=200, help="queries to sample from the index")
+    p.add_argument("--deadline", type=float, default=load.DEFAULT_DEADLINE_S, help="per-call deadline, s")
+    p.add_argument("--warmup", type=float, default=load.WARMUP_S, help="unmeasured warm-up, s")
+    p.add_argument("--use-cache", action="store_true", help="let the server's query cache answer repeats")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", type=Path, help="also write the summary here as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.bench == "load":
+        return _run_load(args)
+    raise CliError(f"unknown benchmark {args.bench}")
+
+
+def _run_load(args: argparse.Namespace) -> int:
+    from codesearch.bench import load
+    from codesearch.cli.client import call, channel
+    from codesearch.v1 import search_pb2, search_pb2_grpc
+
+    settings = Settings.from_env()
+    repository = args.repository
+    if not repository:
+        stub = search_pb2_grpc.SearchServiceStub(channel(args.address, settings))
+        repos = call(
+            args.address, lambda: stub.ListRepositories(search_pb2.ListRepositoriesRequest(), timeout=10)
+        )
+        if not repos.repositories:
+            raise CliError("no repository is indexed; run `codesearch index DIR` first")
+        repository = repos.repositories[0].name
+    if args.queries:
+        queries = load.read_query_file(args.queries)
+    else:
+        queries = call(
+            args.address,
+            lambda: load.sample_queries(args.address, settings, repository, args.sample, args.seed),
+        )
+    print(
+        f"{len(queries)} queries over {repository!r}; {args.clients} clients for {args.seconds} s", flush=True
+    )
+    result = asyncio.run(
+        load.run_load(
+            args.address,
+            settings,
+            queries,
+            clients=args.clients,
+            seconds=args.seconds,
+            max_calls=args.max_calls,
+            repository=repository,
+            deadline_s=args.deadline,
+            warmup_s=args.warmup,
+            use_cache=args.use_cache,
+            seed=args.seed,
+        )
+    )
+    summary = result.summary()
+    print(load.format_summary(summary))
+    if args.json:
+        args.json.write_text(json.dumps(summary, indent=1))
+    return 0 if not summary["errors"] else 1

@@ -1,0 +1,79 @@
+"""Repositories spread over shard servers: index 6 across 3 shards, search all, lose one shard, degrade."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import grpc
+from codesearch.config import Settings
+from codesearch.orchestrator.sharding import rendezvous_shard
+from codesearch.server import registrars
+from codesearch.v1 import common_pb2, keyword_pb2, keyword_pb2_grpc, search_pb2, search_pb2_grpc
+
+REPOS = [f"repo{i}" for i in range(6)]
+
+
+def test_rendezvous_is_stable_when_a_shard_is_added() -> None:
+    names = [f"r{i}" for i in range(2000)]
+    three = ["a:1", "b:1", "c:1"]
+    four = [*three, "d:1"]
+    before = {n: three[rendezvous_shard(n, three)] for n in names}
+    after = {n: four[rendezvous_shard(n, four)] for n in names}
+    moved = [n for n in names if before[n] != after[n]]
+    assert all(after[n] == "d:1" for n in moved)  # only repositories the new shard wins move
+    assert 0.18 < len(moved) / len(names) < 0.32  # about 1/4
+    counts = [list(before.values()).count(s) for s in three]
+    assert min(counts) > 500  # spread evenly enough
+
+
+def test_six_repositories_over_three_shards(tmp_path: Path, start_server) -> None:
+    shards = [
+        start_server(
+            registrars(
+                Settings.from_env({"CODESEARCH_HOME": str(tmp_path / f"shard{i}")}), ("keyword", "graph")
+            )
+        )
+        for i in range(3)
+    ]
+    addresses = [s.address for s in shards]
+    front_settings = Settings.from_env(
+        {"CODESEARCH_HOME": str(tmp_path / "front"), "CODESEARCH_SHARDS": ",".join(addresses)}
+    )
+    front = start_server(registrars(front_settings, ("orchestrator",)))
+    stub = search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(front.address))
+
+    for name in REPOS:
+        root = tmp_path / "src" / name
+        root.mkdir(parents=True)
+        (root / "main.py").write_text(f'def handler_{name}():\n    return "marker {name} here"\n')
+        done = list(stub.IndexRepository(search_pb2.IndexRepositoryRequest(path=str(root), name=name)))[-1]
+        assert done.phase == search_pb2.INDEX_PHASE_DONE and not [
+            d for d in done.degraded_legs if "keyword" in d
+        ]
+
+    owner = {name: rendezvous_shard(name, addresses) for name in REPOS}
+    assert len(set(owner.values())) >= 2  # the data really is spread
+    for i, address in enumerate(addresses):
+        kw = keyword_pb2_grpc.KeywordServiceStub(grpc.insecure_channel(address))
+        held = sorted(s.repository for s in kw.GetKeywordStats(keyword_pb2.GetKeywordStatsRequest()).bm25)
+        assert held == sorted(n for n in REPOS if owner[n] == i)
+
+    def marker_repos() -> tuple[set[str], search_pb2.SearchResponse]:
+        resp = stub.Search(
+            search_pb2.SearchRequest(
+                query="marker", mode=search_pb2.SEARCH_MODE_LITERAL, limit=50, no_cache=True
+            )
+        )
+        return {h.location.repository for h in resp.hits}, resp
+
+    found, _ = marker_repos()
+    assert found == set(REPOS)  # one search over every shard, one fused list
+
+    lost = owner[REPOS[0]]
+    shards[lost].stop()
+    found, resp = marker_repos()
+    expected = {n for n in REPOS if owner[n] != lost}
+    assert found == expected
+    trigram = [r for r in resp.legs if r.leg == common_pb2.LEG_TRIGRAM][0]
+    assert trigram.status == common_pb2.LEG_STATUS_DEGRADED
+    assert addresses[lost] in trigram.reason
