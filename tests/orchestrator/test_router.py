@@ -26,6 +26,12 @@ CASES = [
     ("explain the architecture of the scheduler", pb.INTENT_UNDERSTAND_CODE, ""),
     ("code similar to this retry loop", pb.INTENT_FIND_SIMILAR, ""),
     ("retry loop with exponential backoff for flaky sockets", pb.INTENT_UNDERSTAND_CODE, ""),
+    ("def parse_config(path):", pb.INTENT_FIND_DEFINITION, "parse_config"),
+    ("from email import utils", pb.INTENT_FIND_DEFINITION, "email"),
+    # Prose that starts with a keyword-like word is not code.
+    ("Interface representing a bidirectional transport.", pb.INTENT_UNDERSTAND_CODE, ""),
+    ("function arguments keyword arguments.", pb.INTENT_UNDERSTAND_CODE, ""),
+    ("Enum where members are also (and must be) ints", pb.INTENT_UNDERSTAND_CODE, ""),
 ]
 
 

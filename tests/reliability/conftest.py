@@ -8,7 +8,6 @@ from types import SimpleNamespace
 
 import grpc
 import pytest
-
 from codesearch.v1 import search_pb2, search_pb2_grpc
 
 SERVICES = ("keyword", "graph", "orchestrator")  # the legs that need no model
@@ -30,15 +29,23 @@ def write_version(root: Path, version: str, files: int) -> None:
         )
 
 
-def index(stub: search_pb2_grpc.SearchServiceStub, root: Path, name: str = "repo", timeout: float = 120) -> list:
-    return list(stub.IndexRepository(search_pb2.IndexRepositoryRequest(path=str(root), name=name), timeout=timeout))
+def index(
+    stub: search_pb2_grpc.SearchServiceStub, root: Path, name: str = "repo", timeout: float = 120
+) -> list:
+    return list(
+        stub.IndexRepository(search_pb2.IndexRepositoryRequest(path=str(root), name=name), timeout=timeout)
+    )
 
 
 def markers(stub: search_pb2_grpc.SearchServiceStub, name: str = "repo") -> tuple[set[str], int]:
     """Which versions' markers a literal search sees, and how many files carry one."""
     resp = stub.Search(
         search_pb2.SearchRequest(
-            query="MARKER_", mode=search_pb2.SEARCH_MODE_LITERAL, repositories=[name], limit=200, no_cache=True
+            query="MARKER_",
+            mode=search_pb2.SEARCH_MODE_LITERAL,
+            repositories=[name],
+            limit=200,
+            no_cache=True,
         ),
         timeout=30,
     )

@@ -22,6 +22,7 @@ from typing import Any
 import grpc
 
 from codesearch.config import client_address
+from codesearch.eval.calibration import calibration, format_calibration
 from codesearch.eval.compare import DEFAULT_TOLERANCE, find_regressions, format_comparison
 from codesearch.eval.harness import (
     RepositoryNotFound,
@@ -32,7 +33,15 @@ from codesearch.eval.harness import (
 )
 from codesearch.eval.metrics import summarize
 from codesearch.eval.report import format_overview, format_table, load_summary, make_summary
-from codesearch.eval.runfile import RunRecord, load_queries, read_run, run_dicts, write_queries, write_run
+from codesearch.eval.runfile import (
+    RunRecord,
+    load_queries,
+    read_run,
+    run_dicts,
+    select_half,
+    write_queries,
+    write_run,
+)
 
 DEFAULT_OUT_DIR = "eval-out"
 DEFAULT_LIMIT = 10  # score.py counts the first 10 results
@@ -81,6 +90,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"output directory of a run (default {DEFAULT_OUT_DIR}); with --mine, the query file to write",
     )
     parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help="results asked per query")
+    parser.add_argument(
+        "--half",
+        choices=["tune", "check"],
+        help="only one half of the query set (a stable split by query id): tune on one, report the other",
+    )
     parser.add_argument(
         "--concurrency", type=int, default=1, help="queries in flight (1 gives clean latencies)"
     )
@@ -164,7 +178,7 @@ def run_eval(args: argparse.Namespace) -> int:
     modes = args.modes if args.modes is not None else ("" if baselines else "auto")
     try:
         variants = parse_variants(modes, args.rerank)
-        queries = load_queries(args.queries)
+        queries = select_half(load_queries(args.queries), args.half)
     except (ValueError, OSError) as e:
         return _err(str(e))
     if not variants and not baselines:
@@ -220,6 +234,10 @@ def run_eval(args: argparse.Namespace) -> int:
         rows = summarize(queries, run_dicts(records))
         runs[name] = {"run_file": run_file.name, **kinds[name], "summary": rows}
         tables.append(format_table(name, rows))
+        cal = calibration(queries, run_dicts(records))
+        if cal is not None:
+            runs[name]["calibration"] = cal
+            tables.append(format_calibration(name, cal))
     summary = make_summary(args.queries, args.repo or "", runs)
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     text = "\n\n".join([*tables, format_overview(runs)])
@@ -238,7 +256,7 @@ def run_score(args: argparse.Namespace) -> int:
     if not args.queries:
         return _err("--score needs the query file the runs answered")
     try:
-        queries = load_queries(args.queries)
+        queries = select_half(load_queries(args.queries), args.half)
         runs = {
             Path(p).stem: {"run_file": str(p), "summary": summarize(queries, read_run(p))} for p in args.score
         }

@@ -81,10 +81,7 @@ def run(args: argparse.Namespace) -> int:
             print(file=sys.stderr)
         return last
 
-    if args.embedded:
-        done = asyncio.run(_embedded(request, tty))
-    else:
-        done = call(args.address, stream)
+    done = asyncio.run(_embedded(request, tty)) if args.embedded else call(args.address, stream)
     print(
         f"indexed {done.repository}: {done.files_total} files ({done.files_changed} changed, "
         f"{done.files_unchanged} unchanged, {done.files_deleted} deleted, {done.files_skipped} skipped), "

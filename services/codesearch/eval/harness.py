@@ -120,7 +120,7 @@ def search_one(stub: search_pb2_grpc.SearchServiceStub, req: search_pb2.SearchRe
         Result(path=h.location.path, line=h.location.start_line, end_line=h.location.end_line, score=h.score)
         for h in resp.hits
     ]
-    return RunRecord(id=qid, results=results, latency_ms=ms)
+    return RunRecord(id=qid, results=results, latency_ms=ms, confidence=resp.confidence)
 
 
 class RepositoryNotFound(Exception):

@@ -7,6 +7,7 @@ Run lines may carry "error" (a gRPC status name) and "error_message"; score.py i
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -56,6 +57,8 @@ class RunRecord:
     # gRPC status name when the call failed ("INVALID_ARGUMENT" counts as zero results, not a crash).
     error: str = ""
     error_message: str = ""
+    # The server's confidence that the top hit is right (None for baselines that do not say).
+    confidence: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -67,6 +70,8 @@ class RunRecord:
         }
         if self.latency_ms is not None:
             out["latency_ms"] = round(self.latency_ms, 3)
+        if self.confidence is not None:
+            out["confidence"] = round(self.confidence, 6)
         if self.error:
             out["error"] = self.error
             out["error_message"] = self.error_message
@@ -123,3 +128,11 @@ def read_run(path: str | Path) -> dict[str, dict[str, Any]]:
 def run_dicts(records: Iterable[RunRecord]) -> dict[str, dict[str, Any]]:
     """In-memory records as the dicts read_run would give back after a write."""
     return {r.id: r.to_json() for r in records}
+
+
+def select_half(queries: list[Query], half: str | None) -> list[Query]:
+    """A stable split by query id (hash parity): "tune" for choosing constants, "check" for reporting them."""
+    if half is None:
+        return queries
+    want = 0 if half == "tune" else 1
+    return [q for q in queries if hashlib.sha256(q.id.encode()).digest()[0] % 2 == want]

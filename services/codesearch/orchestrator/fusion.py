@@ -18,7 +18,9 @@ CENTRALITY_SLOPE = 0.3  # boost = min(1 + 0.3·ln(1 + c), CENTRALITY_CAP): hubs 
 CENTRALITY_CAP = 1.5
 DEMOTE_GENERATED = 0.5  # generated, vendored, built or minified code is rarely what anyone is looking for
 DEMOTE_TESTS = 0.8  # tests mention everything they test; demote them unless the query is about tests
-PER_FILE_DECAY = 0.7  # the 2nd hit of a file keeps 70%, the 3rd 49%...: diversity without hiding a hot file
+# The 2nd hit of a file keeps 85%, the 3rd 72%: diversity without hiding a hot file. Measured on the tune half
+# (auto, MRR@10 concept): 0.7 → 0.923, 0.85 → 0.931, no decay → 0.929.
+PER_FILE_DECAY = 0.85
 MAX_PER_FILE = 3  # beyond this many chunks of one file, the rest add nothing a reader would not open anyway
 
 GENERATED_PATH = re.compile(

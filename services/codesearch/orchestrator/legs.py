@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import grpc
 
+from codesearch.common.security import aio_channel
 from codesearch.common.telemetry import client_interceptors
 from codesearch.config import MAX_MESSAGE_BYTES, Settings
 from codesearch.orchestrator.sharding import ShardedStub
@@ -78,9 +79,8 @@ class LegClients:
 
         def channel_to(address: str) -> grpc.aio.Channel:
             if address not in channels:
-                channels[address] = grpc.aio.insecure_channel(
-                    address, options=CHANNEL_OPTIONS, interceptors=client_interceptors()
-                )
+                # TLS and the bearer token when configured (common/security.py).
+                channels[address] = aio_channel(address, settings, CHANNEL_OPTIONS, client_interceptors())
             return channels[address]
 
         for name, stub_type in stub_types.items():

@@ -38,8 +38,11 @@ class Rule:
     target_group: str | None  # regex group that holds the symbol/module/string the intent is about
 
 
-def _r(name: str, pattern: str, intent: int, confidence: float, group: str | None = "t") -> Rule:
-    return Rule(name, re.compile(pattern, re.IGNORECASE | re.DOTALL), intent, confidence, group)
+def _r(
+    name: str, pattern: str, intent: int, confidence: float, group: str | None = "t", case: bool = False
+) -> Rule:
+    flags = re.DOTALL if case else re.IGNORECASE | re.DOTALL
+    return Rule(name, re.compile(pattern, flags), intent, confidence, group)
 
 
 # Ordered: the first rule that matches wins.
@@ -51,13 +54,22 @@ RULES: tuple[Rule, ...] = (
         search_pb2.INTENT_EXACT_MATCH,
         0.90,
     ),
+    # Code as typed: a lower-case keyword, a name, and at most a parameter list or base after it. Case matters:
+    # "Interface representing a transport" is prose, "interface Transport" is code.
     _r(
         "keyword_lead",
-        rf"^\s*(?:def|class|func|fn|function|struct|interface|trait|type|enum)\s+(?P<t>{IDENT})\b",
+        rf"^\s*(?:def|class|func|fn|function|struct|interface|trait|type|enum)\s+(?P<t>{IDENT})\s*(?:[(:<{{\[].*)?$",
         search_pb2.INTENT_FIND_DEFINITION,
         0.95,
+        case=True,
     ),
-    _r("import_lead", rf"^\s*(?:import|from)\s+(?P<t>{IDENT})", search_pb2.INTENT_FIND_DEFINITION, 0.95),
+    _r(
+        "import_lead",
+        rf"^\s*(?:import|from)\s+(?P<t>{IDENT})(?:\s+import\s+[\w, ]+)?\s*$",
+        search_pb2.INTENT_FIND_DEFINITION,
+        0.95,
+        case=True,
+    ),
     _r(
         "where_defined",
         rf"^\s*(?:where\s+is|where's|find|show(?:\s+me)?|go\s+to)\s+(?:the\s+)?(?:definition\s+of\s+)?(?P<t>{IDENT})(?:\(\))?\s+(?:defined|declared|implemented)\??\s*$",

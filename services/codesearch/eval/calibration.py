@@ -1,0 +1,68 @@
+"""Does the server's confidence predict a correct top hit? AUROC, and hit@1 per confidence bin."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from codesearch.eval.metrics import score_one
+from codesearch.eval.runfile import Query
+
+BINS = (0.0, 0.5, 0.7, 0.85, 0.95, 1.0001)  # coarse bins: enough queries in each to read hit@1 from
+
+
+def auroc(scores: Sequence[float], labels: Sequence[bool]) -> float | None:
+    """Probability that a correct query's confidence ranks above a wrong one's (ties count half)."""
+    pos = [s for s, y in zip(scores, labels, strict=True) if y]
+    neg = [s for s, y in zip(scores, labels, strict=True) if not y]
+    if not pos or not neg:
+        return None
+    ordered = sorted((s, y) for s, y in zip(scores, labels, strict=True))
+    ranks: list[float] = [0.0] * len(ordered)
+    i = 0
+    while i < len(ordered):  # average ranks over ties
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1][0] == ordered[i][0]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[k] = (i + j) / 2 + 1
+        i = j + 1
+    pos_rank_sum = sum(r for r, (_, y) in zip(ranks, ordered, strict=True) if y)
+    return (pos_rank_sum - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg))
+
+
+def calibration(queries: Sequence[Query], runs: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+    """AUROC of confidence for hit@1 and the hit@1 of each confidence bin; None when the run has no confidence."""
+    pairs = []
+    for q in queries:
+        run = runs.get(q.id)
+        if run is None or run.get("confidence") is None:
+            continue
+        pairs.append((float(run["confidence"]), score_one(q, run)["hit1"] > 0))
+    if not pairs:
+        return None
+    bins = []
+    for lo, hi in zip(BINS, BINS[1:], strict=False):
+        inside = [y for c, y in pairs if lo <= c < hi]
+        bins.append(
+            {
+                "from": lo,
+                "to": min(hi, 1.0),
+                "n": len(inside),
+                "hit1": (sum(inside) / len(inside)) if inside else None,
+            }
+        )
+    return {"auroc": auroc([c for c, _ in pairs], [y for _, y in pairs]), "n": len(pairs), "bins": bins}
+
+
+def format_calibration(name: str, cal: Mapping[str, Any]) -> str:
+    a = cal["auroc"]
+    lines = [
+        f"confidence of {name}: AUROC for a correct top hit {a:.3f} over {cal['n']} queries"
+        if a is not None
+        else f"confidence of {name}: AUROC undefined (all right or all wrong)"
+    ]
+    for b in cal["bins"]:
+        hit = "-" if b["hit1"] is None else f"{b['hit1']:.3f}"
+        lines.append(f"  confidence {b['from']:.2f}-{b['to']:.2f}: {b['n']:>4} queries, hit@1 {hit}")
+    return "\n".join(lines)
