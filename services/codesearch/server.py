@@ -30,6 +30,9 @@ SERVER_OPTIONS = [
     # Accept the clients' keepalive pings (every 30 s, see orchestrator/legs.py) instead of closing with GOAWAY.
     ("grpc.keepalive_permit_without_calls", 0),
     ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+    # Clients reconnect every few minutes and so re-resolve DNS: pods an autoscaler adds get traffic.
+    ("grpc.max_connection_age_ms", 300_000),
+    ("grpc.max_connection_age_grace_ms", 30_000),
 ]
 
 

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import grpc
 import pytest
-from codesearch.v1 import search_pb2, search_pb2_grpc
+from codesearch.v1 import keyword_pb2, keyword_pb2_grpc, search_pb2, search_pb2_grpc
 
 SERVICES = ("keyword", "graph", "orchestrator")  # the legs that need no model
 
@@ -37,8 +37,11 @@ def index(
     )
 
 
-def markers(stub: search_pb2_grpc.SearchServiceStub, name: str = "repo") -> tuple[set[str], int]:
-    """Which versions' markers a literal search sees, and how many files carry one."""
+def markers(address: str, name: str = "repo") -> tuple[set[str], int]:
+    """Which versions' markers a search sees, and how many files carry one (counted through the keyword leg
+    at the same address, which answers up to 1000 hits where Search stops at its leg depth)."""
+    channel = grpc.insecure_channel(address)
+    stub = search_pb2_grpc.SearchServiceStub(channel)
     resp = stub.Search(
         search_pb2.SearchRequest(
             query="MARKER_",
@@ -50,7 +53,16 @@ def markers(stub: search_pb2_grpc.SearchServiceStub, name: str = "repo") -> tupl
         timeout=30,
     )
     seen = {h.snippet.split("MARKER_", 1)[1][:1] for h in resp.hits if "MARKER_" in h.snippet}
-    return seen, len({h.location.path for h in resp.hits})
+    keyword = keyword_pb2_grpc.KeywordServiceStub(channel)
+    grep = keyword.Grep(
+        keyword_pb2.GrepRequest(repositories=[name], pattern="MARKER_", limit=1000), timeout=30
+    )
+    channel.close()
+    # Two calls may straddle a commit, so each must be whole on its own: Search's hits one version...
+    assert len(seen) == 1, f"Search saw versions {seen}"
+    # ... and the keyword leg's hits one version, in every file of it (counted by the caller).
+    seen_grep = {h.snippet.split("MARKER_", 1)[1][:1] for h in grep.hits if "MARKER_" in h.snippet}
+    return seen_grep, len({h.location.path for h in grep.hits})
 
 
 @pytest.fixture

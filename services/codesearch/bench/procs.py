@@ -23,7 +23,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_healthy(address: str, timeout_s: float = START_TIMEOUT_S, proc: subprocess.Popen | None = None) -> None:
+def wait_healthy(
+    address: str, timeout_s: float = START_TIMEOUT_S, proc: subprocess.Popen | None = None
+) -> None:
     deadline = time.monotonic() + timeout_s
     with grpc.insecure_channel(address) as channel:
         stub = health_pb2_grpc.HealthStub(channel)
@@ -43,7 +45,9 @@ def wait_healthy(address: str, timeout_s: float = START_TIMEOUT_S, proc: subproc
 class ServerProcess:
     """One `codesearch serve SERVICES` process on a fixed port (so a restart comes back at the same address)."""
 
-    def __init__(self, services: list[str], home: Path, env: dict[str, str] | None = None, port: int = 0) -> None:
+    def __init__(
+        self, services: list[str], home: Path, env: dict[str, str] | None = None, port: int = 0
+    ) -> None:
         self.services = services
         self.home = home
         self.port = port or free_port()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import os
 import re
 
 import grpc
@@ -68,10 +69,29 @@ NO_SPACE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 NOT_WRITABLE_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 # Libraries that wrap I/O errors in their own exceptions (tantivy, the native trigram writer) keep the OS text.
 NO_SPACE_TEXT = ("no space left on device", "disk quota exceeded", "file too large")
+LOW_SPACE_BYTES = 1 << 20  # under this free, a failed write is blamed on the full disk
 NOT_WRITABLE_TEXT = ("read-only file system", "permission denied", "operation not permitted")
 
 
-def storage_error(e: BaseException, what: str) -> ServiceError | None:
+def _disk_state(path: str | os.PathLike[str] | None) -> str:
+    """'full', 'read-only' or '' for the file system holding `path` (its nearest existing ancestor)."""
+    if path is None:
+        return ""
+    p = os.path.abspath(path)
+    while not os.path.exists(p) and os.path.dirname(p) != p:
+        p = os.path.dirname(p)
+    try:
+        st = os.statvfs(p)
+    except OSError:
+        return ""
+    if st.f_flag & os.ST_RDONLY:
+        return "read-only"
+    return "full" if st.f_bavail * st.f_frsize < LOW_SPACE_BYTES else ""
+
+
+def storage_error(
+    e: BaseException, what: str, path: str | os.PathLike[str] | None = None
+) -> ServiceError | None:
     """A clear status for a failed write of `what` (an index, the registry...), or None when `e` is no
     storage error. A full disk is RESOURCE_EXHAUSTED, an unwritable data directory FAILED_PRECONDITION;
     both say the previous index is still the live one, which is true because writes go to a new generation.
@@ -81,12 +101,13 @@ def storage_error(e: BaseException, what: str) -> ServiceError | None:
     code = getattr(e, "errno", None) if isinstance(e, OSError) else None
     text = str(e).lower()
     where = f" ({e.filename})" if isinstance(e, OSError) and e.filename else ""
-    if code in NO_SPACE_ERRNOS or any(t in text for t in NO_SPACE_TEXT):
+    disk = _disk_state(path) if code is None else ""
+    if code in NO_SPACE_ERRNOS or any(t in text for t in NO_SPACE_TEXT) or disk == "full":
         return ServiceError(
             grpc.StatusCode.RESOURCE_EXHAUSTED,
             f"no space left on the device while writing {what}{where}; the previous index is still live",
         )
-    if code in NOT_WRITABLE_ERRNOS or any(t in text for t in NOT_WRITABLE_TEXT):
+    if code in NOT_WRITABLE_ERRNOS or any(t in text for t in NOT_WRITABLE_TEXT) or disk == "read-only":
         return ServiceError(
             grpc.StatusCode.FAILED_PRECONDITION,
             f"cannot write {what}{where}: the data directory is not writable; the previous index is still live",

@@ -118,7 +118,9 @@ class Bm25Reader:
     """A searcher over one committed BM25 index."""
 
     def __init__(self, path: Path) -> None:
-        self.index = _open(path)
+        # Index.open only reads: a committed generation can be served from a read-only data directory.
+        self.index = tantivy.Index.open(str(path))
+        self.index.register_tokenizer(TOKENIZER, _analyzer())
         self.searcher = self.index.searcher()
         self.schema = self.index.schema
 

@@ -50,7 +50,11 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
             raise not_found(f"repository {repo!r} is not indexed")
         cached = self._snapshots.get(repo)
         if cached is None or cached.generation != current:
-            cached = open_snapshot(current, snapdir.version())
+            try:
+                cached = open_snapshot(current, snapdir.version())
+            except Exception as e:
+                # tantivy takes a lock file even to read: a read-only data directory fails here, plainly.
+                raise storage_error(e, f"the lock file of {repo!r}'s keyword index", current) or e from e
             self._snapshots[repo] = cached
         return cached
 
@@ -72,7 +76,7 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
             try:
                 generation, files, chunks = await asyncio.to_thread(apply_batch, snapdir, batch)
             except Exception as e:
-                raise storage_error(e, f"the keyword index of {batch.repository!r}") or e from e
+                raise storage_error(e, f"the keyword index of {batch.repository!r}", snapdir.root) or e from e
         return keyword_pb2.UpdateKeywordIndexResponse(
             result=common_pb2.IndexUpdateResult(
                 repository=batch.repository,

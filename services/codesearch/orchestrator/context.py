@@ -13,6 +13,7 @@ budget holds the heads of many seeds before the full body of one.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 
 import grpc
@@ -31,6 +32,31 @@ MAX_SEGMENTS_LIMIT = 64  # options.max_segments_per_file above this is a mistake
 SEED_LIMIT = 30  # Search hits asked for: a 16k budget holds the heads of about this many definitions
 SEED_HEAD_LINES = 12  # signature plus docstring opening of a seed: enough to tell what it is
 SEED_BODY_DECAY = 0.5  # the rest of a seed competes with the heads of seeds about half as good
+FULL_SEEDS = 1  # the best hit enters whole: it is most often the answer, and an agent wants all of it
+WORD = re.compile(r"[a-z][a-z0-9]*")
+MIN_WORD_CHARS = 3  # shorter words ("a", "of", "is") say nothing about where a match is
+STOPWORDS = frozenset(
+    [
+        "the",
+        "and",
+        "for",
+        "that",
+        "this",
+        "with",
+        "from",
+        "are",
+        "was",
+        "not",
+        "but",
+        "its",
+        "has",
+        "have",
+        "into",
+        "when",
+        "how",
+        "what",
+    ]
+)
 EXPAND_SEEDS = 6  # expand only the best seeds; the expansions of lower ones would decay below any seed
 
 NEIGHBOR_LINES_BEFORE = 4  # decorators and the comment above a definition
@@ -42,6 +68,9 @@ GRAPH_DEF_LINES = 12  # head of a called or calling definition: signature and do
 MAX_GRAPH_DEFS = 4  # called/calling definitions per seed
 MAX_IMPORTS = 3  # imported definitions per seed (signature line only)
 NEIGHBOR_QUERY_LIMIT = 60  # graph Neighbors answers siblings before imports; ask enough to reach them
+PARENT_LOOKUP_LIMIT = (
+    10  # definitions sharing the enclosing class name; the one in the seed file is among them
+)
 
 # Shares of the budget each expansion stage may use at most; seeds may use all of it.
 STAGE_SHARES = {"neighbors": 0.15, "breadcrumbs": 0.10, "graph": 0.20}
@@ -132,7 +161,7 @@ async def build_context(
     await store.load({(h.location.repository, h.location.path) for h in hits})
     debug["read_ms"] = _ms(t)
 
-    candidates = seed_candidates(hits)
+    candidates = seed_candidates(hits, store, query)
     top = [
         (i, h) for i, h in enumerate(hits[:EXPAND_SEEDS]) if store.get(h.location.repository, h.location.path)
     ]
@@ -222,12 +251,32 @@ async def build_context(
     return resp
 
 
-def seed_candidates(hits: list[common_pb2.Hit]) -> list[Candidate]:
+def query_words(query: str) -> set[str]:
+    return {w for w in WORD.findall(query.lower()) if len(w) >= MIN_WORD_CHARS and w not in STOPWORDS}
+
+
+def focus_start(text: FileText | None, start: int, end: int, words: set[str]) -> int:
+    """First line of the SEED_HEAD_LINES window of start..end that shares the most query words (start on ties)."""
+    if text is None or not words or end - start + 1 <= SEED_HEAD_LINES:
+        return start
+    end = min(end, len(text.lines))
+    counts = [len(words & set(WORD.findall(text.lines[n - 1].lower()))) for n in range(start, end + 1)]
+    best, best_at = sum(counts[:SEED_HEAD_LINES]), start
+    window = best
+    for i in range(SEED_HEAD_LINES, len(counts)):
+        window += counts[i] - counts[i - SEED_HEAD_LINES]
+        if window > best:
+            best, best_at = window, start + i - SEED_HEAD_LINES + 1
+    return best_at
+
+
+def seed_candidates(hits: list[common_pb2.Hit], store: FileStore, query: str) -> list[Candidate]:
+    """The best FULL_SEEDS seeds whole; the others as a head (the window that matches the query best) + body."""
+    words = query_words(query)
     out = []
     for i, h in enumerate(hits):
         loc = h.location
         end = max(loc.end_line, loc.start_line)
-        head_end = min(end, loc.start_line + SEED_HEAD_LINES - 1)
         common = {
             "repository": loc.repository,
             "path": loc.path,
@@ -235,8 +284,16 @@ def seed_candidates(hits: list[common_pb2.Hit]) -> list[Candidate]:
             "stage": "seed",
             "seed_index": i,
         }
-        out.append(Candidate(start=loc.start_line, end=head_end, score=h.score, **common))  # type: ignore[arg-type]
-        if end > head_end:
+        if i < FULL_SEEDS:
+            out.append(Candidate(start=loc.start_line, end=end, score=h.score, **common))  # type: ignore[arg-type]
+            continue
+        if h.match_lines:
+            head_start = max(loc.start_line, min(h.match_lines) - SEED_HEAD_LINES // 2)
+        else:
+            head_start = focus_start(store.get(loc.repository, loc.path), loc.start_line, end, words)
+        head_end = min(end, head_start + SEED_HEAD_LINES - 1)
+        out.append(Candidate(start=head_start, end=head_end, score=h.score, **common))  # type: ignore[arg-type]
+        if end > head_end or head_start > loc.start_line:
             out.append(Candidate(start=loc.start_line, end=end, score=h.score * SEED_BODY_DECAY, **common))  # type: ignore[arg-type]
     return out
 
@@ -295,7 +352,9 @@ async def graph_candidates(
         loc = h.location
         try:
             resp = await graph_stub.FindDefinitions(
-                graph_pb2.FindDefinitionsRequest(repositories=[loc.repository], name=qualified, limit=10),
+                graph_pb2.FindDefinitionsRequest(
+                    repositories=[loc.repository], name=qualified, limit=PARENT_LOOKUP_LIMIT
+                ),
                 timeout=GRAPH_TIMEOUT_S,
             )
         except grpc.aio.AioRpcError:

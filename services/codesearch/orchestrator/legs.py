@@ -19,6 +19,9 @@ RETRY_ATTEMPTS = 3  # a restarted leg is back within a second or two; more would
 # are not retried by gRPC (streams are never replayed), so a failed update is reported, not repeated.
 SERVICE_CONFIG = json.dumps(
     {
+        # round_robin spreads calls over every address a name resolves to (the rerank pods behind a headless
+        # Service); for a single address it is the same as pick_first.
+        "loadBalancingConfig": [{"round_robin": {}}],
         "methodConfig": [
             {
                 "name": [

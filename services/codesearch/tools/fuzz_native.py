@@ -11,7 +11,6 @@ native inputs, not coverage-guided exploration of the Rust code.
 from __future__ import annotations
 
 import argparse
-import atexit
 import sys
 import tempfile
 from pathlib import Path
@@ -81,14 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError:
             counter["value_errors"] += 1
 
-    def report() -> None:  # atheris.Fuzz() exits the process itself
-        print(
-            f"fuzz_native: {counter['inputs']} inputs, {counter['value_errors']} ValueError (expected rejections), "
-            f"{counter['builds']} index builds, no crash",
-            flush=True,
-        )
-
-    atexit.register(report)
+    # libFuzzer prints 'Done N runs' and exits the process itself; a crash stops it with a report.
     # Full-length inputs from the start: without Rust coverage, libFuzzer's length control would stay tiny.
     flags = [f"-runs={args.runs}", f"-max_len={MAX_INPUT_BYTES}", "-len_control=0"]
     atheris.Setup([sys.argv[0], *flags, *rest], atheris.instrument_func(one_input))

@@ -1,14 +1,14 @@
 #!/bin/sh
-# Main container of the indexing Job: waits for shard $JOB_COMPLETION_INDEX, then indexes each of its
-# repositories from /src through the orchestrator sidecar of this pod (127.0.0.1:50551), whose legs are that
-# shard's keyword, vector and graph services. The sidecar reads /src; the shard receives the indexed files.
+# Main container of the indexing Job: waits for shard $JOB_COMPLETION_INDEX, then indexes each repository
+# fetch.sh cloned for it. `codesearch index --embedded` runs the indexer here, beside the source, and sends
+# the indexed files to the shard that CODESEARCH_SHARDS' rendezvous hashing names: this one.
 set -eu
 shard="${JOB_COMPLETION_INDEX:?set by the Indexed Job}"
-list=/etc/codesearch-index/repos.txt
-mine=/tmp/repos-of-this-shard.txt
-awk -v i="$shard" '$1 !~ /^#/ && NF >= 3 && $1 == i' "$list" > "$mine"
+# Overridable for a run outside Kubernetes; the default is the Job's mount.
+src="${CODESEARCH_SRC_DIR:-/src}"
+mine="$src/.repos-of-this-shard"
 
-python3 - "$CODESEARCH_KEYWORD_ADDR" <<'PY'
+python3 - "$shard" <<'PY'
 """Waits until the shard reports SERVING for its three legs (it may still be loading its model)."""
 import sys
 import time
@@ -16,9 +16,11 @@ import time
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from codesearch.config import Settings
+
 WAIT_S = 1200  # a first start pulls the image and loads the model; longer means the shard is broken
 LEGS = ("codesearch.v1.KeywordService", "codesearch.v1.VectorService", "codesearch.v1.GraphService")
-address = sys.argv[1]
+address = Settings.from_env().shards[int(sys.argv[1])]
 deadline = time.monotonic() + WAIT_S
 stub = health_pb2_grpc.HealthStub(grpc.insecure_channel(address))
 while True:
@@ -38,8 +40,8 @@ while True:
 PY
 
 failed=0
-while read -r _ name _; do
-  if codesearch index "/src/$name" --name "$name" --address 127.0.0.1:50551 --quiet; then
+while read -r name _; do
+  if codesearch index "$src/$name" --name "$name" --embedded --quiet; then
     :
   else
     echo "indexing $name failed" >&2

@@ -1,0 +1,1 @@
+"""Model Context Protocol server: codesearch's API as tools for agents."""
