@@ -18,7 +18,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "services",
         nargs="*",
-        default=["all"],
+        # A string, not a list: with nargs="*" argparse checks the default itself against the choices.
+        default="all",
         choices=["all", *ALL_SERVICES],
         help="services to host in this process (default: all)",
     )
@@ -30,7 +31,8 @@ def run(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     listen = args.listen or os.environ.get("CODESEARCH_LISTEN") or args.address
     settings = dataclasses.replace(settings, listen_addr=listen)
-    services = ALL_SERVICES if "all" in args.services else tuple(dict.fromkeys(args.services))
+    chosen = [args.services] if isinstance(args.services, str) else args.services
+    services = ALL_SERVICES if "all" in chosen else tuple(dict.fromkeys(chosen))
     try:
         asyncio.run(serve(settings, services))
     except SecurityConfigError as e:
