@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from codesearch.common.aio_thread import Registrar, ThreadedServer
 from codesearch.config import Settings
 

@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import pytest
-
 from codesearch.cli.main import build_parser
 
 README_COMMANDS = [
@@ -47,4 +46,6 @@ def test_unreachable_server_is_one_plain_line() -> None:
     )
     assert proc.returncode == 1
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("codesearch: cannot reach a codesearch server at 127.0.0.1:1")
+    assert len(lines) == 1 and lines[0].startswith(
+        "codesearch: cannot reach a codesearch server at 127.0.0.1:1"
+    )

@@ -13,7 +13,10 @@ def test_auroc_perfect_inverted_and_tied() -> None:
 
 def test_calibration_bins_hit_at_1_by_confidence() -> None:
     gold = [{"path": "a.py", "line": 10, "end_line": 10}]
-    queries = [Query(id=f"q{i}", klass="definition", variant="bare", query="x", gold=gold, notes={}) for i in range(4)]
+    queries = [
+        Query(id=f"q{i}", klass="definition", variant="bare", query="x", gold=gold, notes={})
+        for i in range(4)
+    ]
     right = {"path": "a.py", "line": 10, "end_line": 12, "score": 1.0}
     wrong = {"path": "b.py", "line": 1, "end_line": 2, "score": 1.0}
     runs = {

@@ -250,7 +250,11 @@ class Indexer:
 
 # Statuses of a failed leg update the client should see as they are (disk full, data dir read-only, a bad file).
 PASSED_THROUGH_CODES = frozenset(
-    {grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.INVALID_ARGUMENT}
+    {
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        grpc.StatusCode.FAILED_PRECONDITION,
+        grpc.StatusCode.INVALID_ARGUMENT,
+    }
 )
 
 

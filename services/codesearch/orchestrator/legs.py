@@ -38,7 +38,7 @@ SERVICE_CONFIG = json.dumps(
                     "retryableStatusCodes": ["UNAVAILABLE"],
                 },
             }
-        ]
+        ],
     }
 )
 CHANNEL_OPTIONS = [
