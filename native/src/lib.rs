@@ -177,6 +177,49 @@ mod bindings {
         PyList::new(py, items.collect::<PyResult<Vec<_>>>()?)
     }
 
+    /// Below this many list entries in all, fusion takes microseconds: releasing the GIL would cost more, and
+    /// on the event loop thread getting it back can wait a whole switch interval (5 ms) behind a busy thread.
+    const DETACH_MIN_ENTRIES: usize = 100_000;
+
+    /// Weighted reciprocal rank fusion with a compact result: (ids best first, scores, ranks as a flat
+    /// little-endian int32 table of len(ids) * len(lists)); see native/src/rrf.rs and _native.pyi.
+    #[pyfunction]
+    #[allow(clippy::type_complexity)]
+    fn fuse_compact<'py>(
+        py: Python<'py>,
+        lists: Vec<Vec<Bound<'py, PyString>>>,
+        weights: Vec<f64>,
+        k: f64,
+    ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>, Bound<'py, PyBytes>)> {
+        // Borrowed UTF-8 views of str objects `lists` keeps alive; str is immutable, so they stay valid
+        // while the GIL is released.
+        let strs: Vec<Vec<&str>> = lists
+            .iter()
+            .map(|l| l.iter().map(|s| s.to_str()).collect::<PyResult<Vec<_>>>())
+            .collect::<PyResult<_>>()?;
+        let run = || {
+            let fused = crate::rrf::fuse(&strs, &weights, k)?;
+            let ranks = fused.ranks_le_i32();
+            Ok::<_, String>((fused, ranks))
+        };
+        let entries: usize = strs.iter().map(Vec::len).sum();
+        let result = if entries >= DETACH_MIN_ENTRIES {
+            py.detach(run)
+        } else {
+            run()
+        };
+        let (fused, ranks) = result.map_err(PyValueError::new_err)?;
+        let ids = PyList::new(
+            py,
+            fused
+                .items
+                .iter()
+                .map(|f| lists[f.first.0][f.first.1].clone()),
+        )?;
+        let scores = PyList::new(py, fused.items.iter().map(|f| f.score))?;
+        Ok((ids, scores, PyBytes::new(py, &ranks)))
+    }
+
     #[pyfunction]
     fn code_tokens(text: &str) -> Vec<String> {
         crate::tokens::code_tokens(text)
@@ -193,6 +236,7 @@ mod bindings {
         m.add_class::<GrepMatch>()?;
         m.add_class::<GrepResult>()?;
         m.add_function(wrap_pyfunction!(fuse, m)?)?;
+        m.add_function(wrap_pyfunction!(fuse_compact, m)?)?;
         m.add_function(wrap_pyfunction!(code_tokens, m)?)?;
         m.add_function(wrap_pyfunction!(code_tokens_joined, m)?)?;
         Ok(())

@@ -75,6 +75,19 @@ def fuse(lists: list[list[str]], weights: list[float], k: float) -> list[tuple[s
     weight is negative or not finite. Same result as codesearch.orchestrator.rrf_reference.fuse_reference.
     """
 
+def fuse_compact(
+    lists: list[list[str]], weights: list[float], k: float
+) -> tuple[list[str], list[float], bytes]:
+    """fuse() with a compact result: (ids, scores, ranks), ids best first (the caller's own str objects).
+
+    scores[i] is the score of ids[i]; ranks is a flat little-endian int32 table of len(ids) * len(lists)
+    bytes * 4, row i = the ranks of ids[i] in each list, -1 where a list lacks it (read it with
+    memoryview(ranks).cast("i")). Same semantics, tie-break and errors as fuse(); a rank beyond int32 is a
+    ValueError. Builds no per-id tuples or rank lists, so it costs a fraction of fuse(). Releases the GIL only
+    for large inputs (100,000 entries or more), where fusion outlasts the cost of getting the GIL back.
+    Same result as codesearch.orchestrator.rrf_reference.fuse_compact_reference.
+    """
+
 def code_tokens(text: str) -> list[str]:
     """Code-aware tokens, lower-cased: every identifier whole, plus its camelCase/PascalCase/snake_case/digit parts.
 

@@ -30,7 +30,11 @@ def test_path_words() -> None:
 
 def test_structured_puts_header_signature_and_docstring_first() -> None:
     text = doc_text(
-        "settings/remote_loader.py", METHOD, ["ConfigStore", "fetchRemoteConfig"], "fetchRemoteConfig"
+        "settings/remote_loader.py",
+        METHOD,
+        ["ConfigStore", "fetchRemoteConfig"],
+        "fetchRemoteConfig",
+        "structured",
     )
     lines = text.splitlines()
     assert lines[0] == "settings remote loader | config store fetch remote config"
@@ -52,7 +56,7 @@ def test_variants_and_truncation() -> None:
 
 def test_other_languages_keep_leading_comments() -> None:
     go = "// Haversine returns the great-circle distance.\nfunc Haversine(a, b float64) float64 {\n\treturn a\n}"
-    lines = doc_text("geo/distance.go", go, [], "Haversine").splitlines()
+    lines = doc_text("geo/distance.go", go, [], "Haversine", "structured").splitlines()
     assert lines[0] == "geo distance | haversine"
     assert lines[1] == "func Haversine(a, b float64) float64 {"
     assert lines[2] == "Haversine returns the great-circle distance."

@@ -71,14 +71,16 @@ def fuse(lists: list[tuple[int, float, list[common_pb2.Hit]]], k: float) -> list
             seen.setdefault(places.key(h), h)  # a place counts once per leg, at its best rank
         keyed.append(list(seen))
         raw.append(seen)
-    fused = _native.fuse(keyed, [w for _l, w, _h in lists], k)
-    single = len(lists) == 1  # one list: nothing to fuse, keep the leg's own (more telling) scores
+    ids, scores, rank_table = _native.fuse_compact(keyed, [w for _l, w, _h in lists], k)
+    ranks = memoryview(rank_table).cast("i")  # row i: the ranks of ids[i] per list, decoded only when read
+    n = len(lists)
+    single = n == 1  # one list: nothing to fuse, keep the leg's own (more telling) scores
     out = []
-    for key, score, ranks in fused:
+    for i, (key, score) in enumerate(zip(ids, scores, strict=True)):
         f = FusedHit(
             key, places.representative[key], _leg_score(raw[0][key], lists[0][0]) if single else score
         )
-        for (leg, _w, _h), rank, seen in zip(lists, ranks, raw, strict=True):
+        for (leg, _w, _h), rank, seen in zip(lists, ranks[i * n : (i + 1) * n], raw, strict=True):
             if rank >= 0:
                 f.leg_scores.append(common_pb2.LegScore(leg=leg, rank=rank, score=_leg_score(seen[key], leg)))
                 if leg not in f.found_by:

@@ -1,4 +1,5 @@
-"""Pure-Python weighted reciprocal rank fusion: the reference the native `codesearch._native.fuse` must equal.
+"""Pure-Python weighted reciprocal rank fusion: the references the native `codesearch._native.fuse` and
+`codesearch._native.fuse_compact` must equal.
 
 score(id) = sum over lists i containing id of weights[i] / (k + rank_i + 1), rank 0-based, summed in list
 order (the native code sums in the same order, so the floats are identical). An id repeated within one
@@ -8,6 +9,8 @@ list counts at its first (best) rank. Order: score descending, then best rank in
 from __future__ import annotations
 
 import math
+import sys
+from array import array
 
 
 def fuse_reference(
@@ -36,3 +39,17 @@ def fuse_reference(
         fused.append((doc_id, score, doc_ranks))
     fused.sort(key=lambda item: (-item[1], min(r for r in item[2] if r >= 0), item[0]))
     return fused
+
+
+def fuse_compact_reference(
+    lists: list[list[str]], weights: list[float], k: float
+) -> tuple[list[str], list[float], bytes]:
+    """(ids best first, scores, ranks): ranks is a flat little-endian int32 table of len(ids) * len(lists),
+    row i = the ranks of ids[i] in each list, -1 where a list lacks the id."""
+    fused = fuse_reference(lists, weights, k)
+    ranks = array("i")
+    for _id, _score, doc_ranks in fused:
+        ranks.extend(doc_ranks)
+    if sys.byteorder == "big":
+        ranks.byteswap()
+    return [f[0] for f in fused], [f[1] for f in fused], ranks.tobytes()
