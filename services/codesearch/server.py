@@ -32,7 +32,8 @@ SERVER_OPTIONS = [
     ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
     # Clients reconnect every few minutes and so re-resolve DNS: pods an autoscaler adds get traffic.
     ("grpc.max_connection_age_ms", 300_000),
-    ("grpc.max_connection_age_grace_ms", 30_000),
+    # ...but a call in flight (an index run of a big repository streams for many minutes) may finish.
+    ("grpc.max_connection_age_grace_ms", 3_600_000),
 ]
 
 
@@ -43,6 +44,14 @@ def _register_leg(name: str, server: grpc.aio.Server, settings: Settings, hosted
         return register_orchestrator(server, settings, hosted)
     module = importlib.import_module(f"codesearch.{name}.service")
     return list(module.register(server, settings))
+
+
+async def _wire_leg_health(server: grpc.aio.Server, health: object, services: tuple[str, ...]) -> None:
+    """A leg whose model is missing or still loading reports NOT_SERVING for its own service name."""
+    if "rerank" in services:
+        from codesearch.rerank.service import wire_health
+
+        await wire_health(server, health)
 
 
 def dial_address(listen_addr: str, port: int) -> str:
@@ -68,6 +77,7 @@ def registrars(
     async def add_health(server: grpc.aio.Server) -> None:
         health = add_health_and_reflection(server, names)
         await set_serving(health, ["", *names], True)
+        await _wire_leg_health(server, health, services)
 
     return [add_services, add_health]
 
@@ -89,6 +99,7 @@ async def serve(settings: Settings, services: tuple[str, ...] = ALL_SERVICES) ->
     health = add_health_and_reflection(server, names)
     await server.start()
     await set_serving(health, ["", *names], True)
+    await _wire_leg_health(server, health, services)
     log.info(
         "codesearch serving %s on %s (data in %s)", ", ".join(services), settings.listen_addr, settings.home
     )

@@ -61,3 +61,11 @@ def test_language_detection_by_extension_name_and_shebang() -> None:
     assert detect_language("CMakeLists.txt") == "cmake"
     assert detect_language("bin/tool", b"#!/usr/bin/env python3\n") == "python"
     assert detect_language("README") == ""
+
+
+def test_exclude_patterns_apply_like_a_root_gitignore(tmp_path: Path) -> None:
+    for rel in ("lib/a.py", "lib/test/t.py", "test/u.py", "x.min.js"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x\n")
+    result = walk(tmp_path, 1 << 20, exclude=["test/", "*.min.js"])
+    assert [f.rel_path for f in result.files] == ["lib/a.py"]

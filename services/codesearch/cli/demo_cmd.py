@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import subprocess
 import sys
 import sysconfig
@@ -16,12 +17,22 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from codesearch.cli import index_cmd, search_cmd
 from codesearch.cli.client import CliError, channel
 
 SERVER_START_TIMEOUT_S = (
     120.0  # first start imports torch and tree-sitter grammars: tens of seconds on 2 cores
 )
+# The standard library's own test suites and tools are half its size; the demo indexes the library itself.
+DEMO_EXCLUDES = [
+    "--exclude",
+    "test/",
+    "--exclude",
+    "tests/",
+    "--exclude",
+    "idlelib/",
+    "--exclude",
+    "lib2to3/",
+]
 DEMO_QUERIES = (
     ("where is urlsplit defined", "auto"),
     ("who calls make_archive", "auto"),
@@ -66,30 +77,19 @@ def run(args: argparse.Namespace) -> int:
                 raise CliError(f"the server did not start on {args.address}")
             time.sleep(0.5)
     try:
-        print(f"\n$ codesearch index {args.path} --name {args.name}", flush=True)
-        index_cmd.run(
-            argparse.Namespace(
-                address=args.address, path=str(Path(args.path)), name=args.name, full=False, quiet=False
-            )
-        )
-        for query, mode in DEMO_QUERIES:
-            print(f"\n$ codesearch search '{query}' --mode {mode} --limit 3 --explain", flush=True)
-            search_cmd.run(
-                argparse.Namespace(
-                    address=args.address,
-                    query=query,
-                    repo=[args.name],
-                    mode=mode,
-                    preset="default",
-                    limit=3,
-                    case_sensitive=False,
-                    lang=[],
-                    path="",
-                    rerank="auto",
-                    json=False,
-                    explain=True,
-                )
-            )
+        # The same commands a user types, parsed by the real parser, so the demo cannot drift from the CLI.
+        from codesearch.cli.main import build_parser
+
+        parser, runners = build_parser()
+        commands = [["index", str(Path(args.path)), "--name", args.name, *DEMO_EXCLUDES]]
+        commands += [
+            ["search", query, "--repo", args.name, "--mode", mode, "--limit", "3", "--explain"]
+            for query, mode in DEMO_QUERIES
+        ]
+        for argv in commands:
+            print("\n$ codesearch " + " ".join(shlex.quote(a) for a in argv), flush=True)
+            parsed = parser.parse_args([*argv, "--address", args.address])
+            runners[parsed.command](parsed)
     finally:
         if server is not None and not args.keep_running:
             server.terminate()

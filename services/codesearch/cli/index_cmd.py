@@ -20,6 +20,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--full", action="store_true", help="re-index every file, ignoring content hashes")
     parser.add_argument("--quiet", action="store_true", help="print only the summary")
     parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        help="leave out paths matching this .gitignore pattern (repeatable)",
+    )
+    parser.add_argument(
         "--embedded",
         action="store_true",
         help="run the indexer in this process and send to the legs named by CODESEARCH_SHARDS or "
@@ -68,7 +74,9 @@ def run(args: argparse.Namespace) -> int:
     # The server reads the directory: send an absolute path so the server's working directory does not matter.
     path = str(Path(args.path).expanduser().absolute())
     stub = search_pb2_grpc.SearchServiceStub(channel(args.address))
-    request = search_pb2.IndexRepositoryRequest(path=path, name=args.name, force_full=args.full)
+    request = search_pb2.IndexRepositoryRequest(
+        path=path, name=args.name, force_full=args.full, exclude=args.exclude
+    )
     tty = sys.stderr.isatty() and not args.quiet
 
     def stream() -> search_pb2.IndexRepositoryResponse:

@@ -102,11 +102,15 @@ def is_lock_file(name: str) -> bool:
     return name in LOCK_FILES or name.endswith(".lock")
 
 
-def walk(root: Path, max_file_bytes: int) -> WalkResult:
-    """Every indexable file under root, in path order, plus what was skipped and why."""
+def walk(root: Path, max_file_bytes: int, exclude: list[str] | None = None) -> WalkResult:
+    """Every indexable file under root, in path order, plus what was skipped and why.
+
+    `exclude`: extra .gitignore-style patterns, applied as if in a .gitignore at the root.
+    """
     root = root.resolve()
     result = WalkResult()
-    for item in _walk_dir(root, "", _IgnoreStack([]).with_dir(root, ""), result):
+    base = _IgnoreStack([("", pathspec.PathSpec.from_lines("gitignore", exclude))] if exclude else [])
+    for item in _walk_dir(root, "", base.with_dir(root, ""), result):
         if item.size > max_file_bytes:
             result.skipped.append((item.rel_path, f"larger than {max_file_bytes} bytes"))
         else:

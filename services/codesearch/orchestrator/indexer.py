@@ -101,6 +101,7 @@ def check_root(path: str, settings: Settings) -> Path:
 class _Run:
     name: str
     root: Path
+    exclude: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
     progress: search_pb2.IndexRepositoryResponse = field(default_factory=search_pb2.IndexRepositoryResponse)
 
@@ -138,14 +139,16 @@ class Indexer:
         if lock.locked():
             raise ServiceError(grpc.StatusCode.ABORTED, f"repository {name!r} is being indexed already")
         async with lock:
-            async for progress in self._run_locked(_Run(name, root), request.force_full):
+            async for progress in self._run_locked(
+                _Run(name, root, list(request.exclude)), request.force_full
+            ):
                 yield progress
 
     async def _run_locked(
         self, run: _Run, force_full: bool
     ) -> AsyncIterator[search_pb2.IndexRepositoryResponse]:
         yield run.snapshot(search_pb2.INDEX_PHASE_SCANNING)
-        walked = await asyncio.to_thread(walk, run.root, self.settings.max_file_bytes)
+        walked = await asyncio.to_thread(walk, run.root, self.settings.max_file_bytes, run.exclude)
         for rel, reason in walked.skipped:
             run.progress.files_skipped += 1
             run.warn(f"{rel}: skipped, {reason}")

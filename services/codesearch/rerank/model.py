@@ -24,15 +24,13 @@ from codesearch.rerank import text as rtext
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MAX_LENGTH = (
-    128  # 128 vs 256 tokens: same held-out MRR on the stdlib set, half the latency (bench.py)
-)
-BATCH_SIZE = (
-    32  # measured in bench.py: one batch for the usual 20-50 candidates beats smaller ones on 2 cores
-)
-# On 2 shared cores at load ~9, one intra-op thread ran a training step 5-8x faster than two (OpenMP threads
-# spin-wait for a core that is busy elsewhere); idle, two are ~1.7x faster: set CODESEARCH_TORCH_THREADS=2 there.
-DEFAULT_TORCH_THREADS = 1
+# bench.py: 256 tokens costs 2x (20 pairs: 1.35 s vs 2.7 s on one busy core).
+DEFAULT_MAX_LENGTH = 128
+# bench.py: 16 vs 32 within noise for 20-50 pairs; 32 keeps up to 32 candidates in one call.
+BATCH_SIZE = 32
+# torch's thread setting is process-wide and shared with the vector leg, so both default to every core. On 2
+# shared cores at load ~9, one intra-op thread ran a training step 5-8x faster than two (OpenMP threads spin-wait
+# for a busy core): on a crowded machine set CODESEARCH_TORCH_THREADS=1.
 BLEND_FILE = "blend.json"  # next to the cross-encoder weights; absent for a plain cross-encoder
 TRAINED_MODEL_DIRNAME = "model"  # settings.service_dir("rerank") / this: where `reranker train` saves
 BUNDLED_BI_ENCODER_NAMES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
@@ -70,14 +68,14 @@ def resolve_bi_encoder(name: str) -> str:
 
 
 def configure_threads(n: int) -> int:
-    """Sets torch's thread pools explicitly: intra-op to n (default DEFAULT_TORCH_THREADS), inter-op to 1.
+    """Sets torch's thread pools explicitly: intra-op to n (default: every core), inter-op to 1.
 
     One inter-op thread: requests are already serialised, and a second pool would fight the intra-op one
     for the same cores.
     """
     import torch
 
-    n = n if n > 0 else DEFAULT_TORCH_THREADS
+    n = n if n > 0 else (os.cpu_count() or 1)
     torch.set_num_threads(n)
     # Only settable before the first parallel op; whoever set it first wins.
     with contextlib.suppress(RuntimeError):

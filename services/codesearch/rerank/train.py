@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 
 # Bundled offline; its transformer seeds the cross-encoder and gives the cosine.
 BASE_MODEL = "all-MiniLM-L6-v2"
-MAX_LENGTH = 128  # 256 tokens doubles the cost of every step and scoring call for no measured gain
+MAX_LENGTH = 128  # bench.py: 256 tokens doubles the cost of every step and scoring call
 QUERY_TOKEN_RESERVE = 24  # room left for the query when trimming candidates (most queries are shorter)
 # Definitions embedded and searched for negatives; bounds the bi-encoder pass to ~1-3 min of CPU.
 MAX_POOL = 800

@@ -86,14 +86,16 @@ RERANK_POLICY_ON: RerankPolicy
 RERANK_POLICY_OFF: RerankPolicy
 
 class IndexRepositoryRequest(_message.Message):
-    __slots__ = ("path", "name", "force_full")
+    __slots__ = ("path", "name", "force_full", "exclude")
     PATH_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     FORCE_FULL_FIELD_NUMBER: _ClassVar[int]
+    EXCLUDE_FIELD_NUMBER: _ClassVar[int]
     path: str
     name: str
     force_full: bool
-    def __init__(self, path: _Optional[str] = ..., name: _Optional[str] = ..., force_full: _Optional[bool] = ...) -> None: ...
+    exclude: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, path: _Optional[str] = ..., name: _Optional[str] = ..., force_full: _Optional[bool] = ..., exclude: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class IndexRepositoryResponse(_message.Message):
     __slots__ = ("repository", "phase", "files_total", "files_done", "files_changed", "files_deleted", "files_unchanged", "files_skipped", "chunks", "elapsed_seconds", "index_version", "warnings", "degraded_legs")
