@@ -69,3 +69,10 @@ def test_exclude_patterns_apply_like_a_root_gitignore(tmp_path: Path) -> None:
         (tmp_path / rel).write_text("x\n")
     result = walk(tmp_path, 1 << 20, exclude=["test/", "*.min.js"])
     assert [f.rel_path for f in result.files] == ["lib/a.py"]
+
+
+def test_installed_packages_are_dependencies_not_code(tmp_path: Path) -> None:
+    (tmp_path / "site-packages" / "dep").mkdir(parents=True)
+    (tmp_path / "site-packages" / "dep" / "x.py").write_text("x\n")
+    (tmp_path / "own.py").write_text("x\n")
+    assert [f.rel_path for f in walk(tmp_path, 1 << 20).files] == ["own.py"]

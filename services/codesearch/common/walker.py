@@ -37,6 +37,9 @@ SKIP_DIRS = frozenset(
         ".nuxt",
         ".cache",
         ".terraform",
+        # Installed third-party packages are dependencies, like node_modules.
+        "site-packages",
+        "dist-packages",
     }
 )
 LOCK_FILES = frozenset(
