@@ -17,6 +17,7 @@ import grpc
 
 from codesearch.common import security
 from codesearch.common.grpc_util import add_health_and_reflection, set_serving
+from codesearch.common.lifecycle import run_shutdown
 from codesearch.common.telemetry import server_interceptors, setup_tracing
 from codesearch.config import MAX_MESSAGE_BYTES, Settings
 
@@ -115,3 +116,4 @@ async def serve(settings: Settings, services: tuple[str, ...] = ALL_SERVICES) ->
     await stop.wait()
     await set_serving(health, ["", *names], False)
     await server.stop(SHUTDOWN_GRACE_S)
+    await asyncio.to_thread(run_shutdown, server)

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import grpc
 
+from codesearch.common.lifecycle import run_shutdown
 from codesearch.common.telemetry import server_interceptors
 from codesearch.config import MAX_MESSAGE_BYTES
 
@@ -73,6 +74,7 @@ class ThreadedServer:
             return
         if self._server is not None:
             asyncio.run_coroutine_threadsafe(self._server.stop(grace=1), self._loop).result(timeout=30)
+            run_shutdown(self._server)
             self._server = None
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=30)

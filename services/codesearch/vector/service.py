@@ -27,6 +27,7 @@ from codesearch.common.errors import (
 )
 from codesearch.common.grpc_util import rpc
 from codesearch.common.index_update import read_update_stream
+from codesearch.common.lifecycle import on_shutdown
 from codesearch.common.snapshot import list_repositories
 from codesearch.config import MAX_QUERY_CHARS, Settings
 from codesearch.v1 import common_pb2, vector_pb2, vector_pb2_grpc
@@ -40,6 +41,9 @@ SERVICE = "vector"
 MAX_SEARCH_LIMIT = 1000  # the API's documented bound; the orchestrator asks for far fewer
 MAX_EMBED_TEXTS = 256  # per Embed call, as documented in vector.proto
 MAX_EMBED_TEXT_CHARS = 100_000  # the model reads ~1,000 characters; more is a mistake, not a document
+QUERY_YIELD_BATCH = 8  # documents per model call in the background: a query waits for at most one of these
+QUERY_YIELD_POLL_S = 0.005  # how often the background worker checks whether queries are done
+QUERY_YIELD_MAX_S = 5.0  # a stream of queries may not starve indexing for longer than this per sub-batch
 EMBED_BATCH = 64  # chunks per background step: big enough to batch well, small enough to save progress often
 SAVE_INTERVAL_S = (
     5.0  # how often partial progress reaches disk; a crash loses at most this much (it is cached)
@@ -76,6 +80,8 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         self._repos_lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
+        self._queries_lock = threading.Lock()
+        self._queries_in_flight = 0
         self.embedded_by_model = 0  # chunks the worker sent through the model (cache misses)
         self._worker = threading.Thread(target=self._run, name="vector-embedder", daemon=True)
         if start_worker:
@@ -146,13 +152,35 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         miss = [(h, t) for _, h, t in todo if h not in cached]
         if miss:
             uniq = dict(miss)
-            vecs = self.embedder.encode_documents(list(uniq.values()))
+            texts = list(uniq.values())
+            parts = []
+            for i in range(0, len(texts), QUERY_YIELD_BATCH):
+                self._yield_to_queries()
+                parts.append(self.embedder.encode_documents(texts[i : i + QUERY_YIELD_BATCH]))
+            vecs = np.concatenate(parts)
             fresh = list(zip(uniq.keys(), vecs, strict=True))
             self.cache.put_many(self.embedder.model_id, fresh)
             cached.update(fresh)
             self.embedded_by_model += len(uniq)
         r.add_vectors(keys, np.stack([cached[h] for h in hashes]))
         return True
+
+    def _encode_query_first(self, emb: object, text: str) -> np.ndarray:
+        """Embeds a query while the background worker waits: on 2 cores two torch calls at once make the
+        query wait for a whole document batch (measured 4.7 s instead of ~20 ms)."""
+        with self._queries_lock:
+            self._queries_in_flight += 1
+        try:
+            return emb.encode_query(text)  # type: ignore[attr-defined, no-any-return]
+        finally:
+            with self._queries_lock:
+                self._queries_in_flight -= 1
+
+    def _yield_to_queries(self) -> None:
+        waited = 0.0
+        while self._queries_in_flight and waited < QUERY_YIELD_MAX_S and not self._stop.is_set():
+            time.sleep(QUERY_YIELD_POLL_S)
+            waited += QUERY_YIELD_POLL_S
 
     def close(self) -> None:
         self._stop.set()
@@ -233,7 +261,7 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
                 raise invalid("vector must be finite and non-zero")
             q = q / norm
         else:
-            q = await asyncio.to_thread(emb.encode_query, request.text)
+            q = await asyncio.to_thread(self._encode_query_first, emb, request.text)
         langs = {lang.lower() for lang in request.languages} or None
 
         def search_all() -> list[tuple[str, object]]:
@@ -335,7 +363,9 @@ def add_servicer(server: grpc.aio.Server, servicer: VectorServicer) -> list[str]
 
 def register(server: grpc.aio.Server, settings: Settings) -> list[str]:
     """Adds VectorService to `server`; the model loads in the background, so this returns at once."""
-    return add_servicer(server, VectorServicer(settings))
+    servicer = VectorServicer(settings)
+    on_shutdown(server, servicer.close)  # stop the embedding thread before the process exits
+    return add_servicer(server, servicer)
 
 
 __all__ = [
