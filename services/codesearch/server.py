@@ -18,6 +18,7 @@ import grpc
 from codesearch.common import security
 from codesearch.common.grpc_util import add_health_and_reflection, set_serving
 from codesearch.common.lifecycle import run_shutdown
+from codesearch.common.metrics import setup_metrics
 from codesearch.common.telemetry import server_interceptors, setup_tracing
 from codesearch.config import MAX_MESSAGE_BYTES, Settings
 
@@ -85,7 +86,9 @@ def registrars(
 
 async def serve(settings: Settings, services: tuple[str, ...] = ALL_SERVICES) -> None:
     """Runs until SIGTERM or SIGINT, then drains: NOT_SERVING first, so load balancers stop sending."""
-    setup_tracing(f"codesearch-{'-'.join(services) if len(services) < len(ALL_SERVICES) else 'all'}")
+    process_name = f"codesearch-{'-'.join(services) if len(services) < len(ALL_SERVICES) else 'all'}"
+    setup_tracing(process_name)
+    setup_metrics(process_name)
     security.check_exposure(settings)
     interceptors = [*security.server_interceptors(settings), *server_interceptors()]
     server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=interceptors)

@@ -22,6 +22,7 @@ import grpc
 from codesearch.common.errors import ServiceError, check_repo_name, failed_precondition, invalid
 from codesearch.common.index_update import update_messages
 from codesearch.common.languages import detect_language
+from codesearch.common.metrics import files_indexed, index_runs
 from codesearch.common.walker import read_text_file, walk
 from codesearch.config import Settings
 from codesearch.orchestrator.chunker import chunk_lines
@@ -224,6 +225,14 @@ class Indexer:
             )
         )
         run.progress.index_version = version
+        for outcome, count in (
+            ("changed", run.progress.files_changed),
+            ("unchanged", run.progress.files_unchanged),
+            ("deleted", run.progress.files_deleted),
+            ("skipped", run.progress.files_skipped),
+        ):
+            files_indexed.add(count, {"repository": run.name, "outcome": outcome})
+        index_runs.add(1, {"repository": run.name})
         yield run.snapshot(search_pb2.INDEX_PHASE_DONE)
 
     async def _update_leg(

@@ -12,6 +12,7 @@ from functools import partial
 import grpc
 
 from codesearch.common.errors import check_limit, check_query, invalid, not_found
+from codesearch.common.metrics import cache_lookups, leg_degraded, leg_duration, search_duration
 from codesearch.common.telemetry import tracer
 from codesearch.config import MAX_LIMIT, MAX_QUERY_CHARS
 from codesearch.orchestrator import fusion, rerank_stage, topk
@@ -86,6 +87,8 @@ class SearchPipeline:
             versions = await self._repositories(list(request.repositories))
             key = request_key(request, versions, CONFIG_FINGERPRINT)
             cached = None if request.no_cache else self.cache.get(key)
+            if not request.no_cache:
+                cache_lookups.add(1, {"result": "hit" if cached is not None else "miss"})
             if cached is not None:
                 cached.cache_hit = True
                 cached.total_latency_ms = (time.perf_counter() - started) * 1000
@@ -94,6 +97,16 @@ class SearchPipeline:
             resp = await self._search(request, sorted(versions), time_remaining, started)
             span.set_attribute("intent", search_pb2.Intent.Name(resp.intent))
             span.set_attribute("hits", len(resp.hits))
+            search_duration.record(
+                resp.total_latency_ms,
+                {"intent": search_pb2.Intent.Name(resp.intent), "strategy": resp.strategy},
+            )
+            for leg in resp.legs:
+                if leg.status != common_pb2.LEG_STATUS_SKIPPED:
+                    attrs = {"leg": _leg_name(leg.leg), "status": common_pb2.LegStatus.Name(leg.status)}
+                    leg_duration.record(leg.latency_ms, attrs)
+                if leg.status == common_pb2.LEG_STATUS_DEGRADED:
+                    leg_degraded.add(1, {"leg": _leg_name(leg.leg)})
             if not any(r.status == common_pb2.LEG_STATUS_DEGRADED for r in resp.legs):
                 self.cache.put(key, resp)  # a degraded answer is not worth repeating once the leg is back
             return resp
