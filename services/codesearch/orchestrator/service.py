@@ -102,14 +102,9 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
         resp = search_pb2.GetStatusResponse(version=__version__, data_dir=str(self.settings.home))
         records = self.registry.load()
         resp.repositories.extend(_repo(r) for r in records.values())
-        probes = {
-            "keyword": self._keyword_status,
-            "vector": self._vector_status,
-            "graph": self._graph_status,
-            "rerank": self._rerank_status,
-        }
-        results = await asyncio.gather(*(probe() for probe in probes.values()))
-        for (name, _), (status, stats) in zip(probes.items(), results, strict=True):
+        names = ("keyword", "vector", "graph", "rerank")
+        results = await asyncio.gather(*(self._leg_status(name) for name in names))
+        for name, (status, stats) in zip(names, results, strict=True):
             status.name = name
             status.address = self.legs.legs[name].address or "not configured"
             resp.services.append(status)
@@ -119,61 +114,38 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
             repo.embeddings_pending = pending.get(repo.name, 0)
         return resp
 
-    async def _keyword_status(self) -> tuple[search_pb2.ServiceStatus, list[common_pb2.LegIndexStats]]:
-        if self.legs.keyword is None:
+    async def _leg_status(self, name: str) -> tuple[search_pb2.ServiceStatus, list[common_pb2.LegIndexStats]]:
+        """Asks one leg how it is; an unreachable or slow leg is reported unavailable with the reason."""
+        stub = self.legs.legs[name].stub
+        if stub is None:
             return search_pb2.ServiceStatus(available=False, detail="not configured"), []
+        method, request = {
+            "keyword": ("GetKeywordStats", keyword_pb2.GetKeywordStatsRequest()),
+            "vector": ("GetVectorStats", vector_pb2.GetVectorStatsRequest()),
+            "graph": ("GetGraphStats", graph_pb2.GetGraphStatsRequest()),
+            "rerank": ("GetRerankerInfo", rerank_pb2.GetRerankerInfoRequest()),
+        }[name]
         try:
-            s = await self.legs.keyword.GetKeywordStats(
-                keyword_pb2.GetKeywordStatsRequest(), timeout=STATUS_TIMEOUT_S
-            )
+            s = await getattr(stub, method)(request, timeout=STATUS_TIMEOUT_S)
         except grpc.aio.AioRpcError as e:
             return search_pb2.ServiceStatus(available=False, detail=f"{e.code().name}: {e.details()}"), []
-        for x in s.bm25:
-            x.detail = f"keyword bm25 {x.detail}".strip()
-        for x in s.trigram:
-            x.detail = f"keyword trigram {x.detail}".strip()
-        return search_pb2.ServiceStatus(available=True, detail="bm25 + trigram"), [*s.bm25, *s.trigram]
-
-    async def _vector_status(self) -> tuple[search_pb2.ServiceStatus, list[common_pb2.LegIndexStats]]:
-        if self.legs.vector is None:
-            return search_pb2.ServiceStatus(available=False, detail="not configured"), []
-        try:
-            s = await self.legs.vector.GetVectorStats(
-                vector_pb2.GetVectorStatsRequest(), timeout=STATUS_TIMEOUT_S
-            )
-        except grpc.aio.AioRpcError as e:
-            return search_pb2.ServiceStatus(available=False, detail=f"{e.code().name}: {e.details()}"), []
+        if name == "keyword":
+            for x in s.bm25:
+                x.detail = f"keyword bm25 {x.detail}".strip()
+            for x in s.trigram:
+                x.detail = f"keyword trigram {x.detail}".strip()
+            return search_pb2.ServiceStatus(available=True, detail="bm25 + trigram"), [*s.bm25, *s.trigram]
+        if name == "rerank":
+            return search_pb2.ServiceStatus(
+                available=s.available, detail=s.model if s.available else s.unavailable_reason
+            ), []
         for x in s.repositories:
-            x.detail = f"vector {x.detail}".strip()
-        ok = not s.unavailable_reason
-        detail = f"{s.model} ({s.backend}, {s.dimensions} dims)" if ok else s.unavailable_reason
-        return search_pb2.ServiceStatus(available=ok, detail=detail), list(s.repositories)
-
-    async def _graph_status(self) -> tuple[search_pb2.ServiceStatus, list[common_pb2.LegIndexStats]]:
-        if self.legs.graph is None:
-            return search_pb2.ServiceStatus(available=False, detail="not configured"), []
-        try:
-            s = await self.legs.graph.GetGraphStats(
-                graph_pb2.GetGraphStatsRequest(), timeout=STATUS_TIMEOUT_S
-            )
-        except grpc.aio.AioRpcError as e:
-            return search_pb2.ServiceStatus(available=False, detail=f"{e.code().name}: {e.details()}"), []
-        for x in s.repositories:
-            x.detail = f"graph {x.detail}".strip()
+            x.detail = f"{name} {x.detail}".strip()
+        if name == "vector":
+            ok = not s.unavailable_reason
+            detail = f"{s.model} ({s.backend}, {s.dimensions} dims)" if ok else s.unavailable_reason
+            return search_pb2.ServiceStatus(available=ok, detail=detail), list(s.repositories)
         return search_pb2.ServiceStatus(available=True, detail="tree-sitter graph"), list(s.repositories)
-
-    async def _rerank_status(self) -> tuple[search_pb2.ServiceStatus, list[common_pb2.LegIndexStats]]:
-        if self.legs.rerank is None:
-            return search_pb2.ServiceStatus(available=False, detail="not configured"), []
-        try:
-            s = await self.legs.rerank.GetRerankerInfo(
-                rerank_pb2.GetRerankerInfoRequest(), timeout=STATUS_TIMEOUT_S
-            )
-        except grpc.aio.AioRpcError as e:
-            return search_pb2.ServiceStatus(available=False, detail=f"{e.code().name}: {e.details()}"), []
-        return search_pb2.ServiceStatus(
-            available=s.available, detail=s.model if s.available else s.unavailable_reason
-        ), []
 
 
 def _repo(r: RepoRecord) -> search_pb2.Repository:
