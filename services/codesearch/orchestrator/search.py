@@ -182,7 +182,13 @@ class SearchPipeline:
             hit.found_by.extend(f.found_by)  # type: ignore[arg-type]
             hit.boosts.extend(f.boosts)
             resp.hits.append(hit)
-        resp.confidence = topk.confidence(fused, route.confidence)
+        answered = {
+            r.leg
+            for r in reports
+            if r.status in (common_pb2.LEG_STATUS_OK, common_pb2.LEG_STATUS_PARTIAL)
+            and r.leg != common_pb2.LEG_RERANK
+        }
+        resp.confidence = topk.confidence(fused, route.confidence, strategy == "direct", answered)
         for name, ms in stage_ms.items():
             resp.stage_ms[name] = ms
         resp.total_latency_ms = (time.perf_counter() - started) * 1000
