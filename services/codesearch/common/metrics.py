@@ -10,6 +10,8 @@ import os
 
 from opentelemetry import metrics
 
+from codesearch.common.telemetry import exporter_from_env
+
 EXPORT_INTERVAL_MS = 15_000  # a scrape-like cadence; cheap enough to leave on
 
 meter = metrics.get_meter("codesearch")
@@ -36,10 +38,8 @@ index_runs = meter.create_counter("codesearch.index.runs", description="Index ru
 def setup_metrics(service_name: str, env: dict[str, str] | None = None) -> bool:
     """Installs an SDK meter provider with the exporter the environment names. Returns True when installed."""
     e = os.environ if env is None else env
-    exporter_name = e.get("OTEL_METRICS_EXPORTER", "")
-    if not exporter_name and e.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
-        exporter_name = "otlp"
-    if exporter_name in ("", "none"):
+    exporter_name = exporter_from_env(e, "OTEL_METRICS_EXPORTER")
+    if not exporter_name:
         return False
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import ConsoleMetricExporter, PeriodicExportingMetricReader

@@ -7,19 +7,29 @@ the environment asks for export: OTEL_TRACES_EXPORTER=otlp|console, or OTEL_EXPO
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from opentelemetry import trace
 
 tracer = trace.get_tracer("codesearch")
 
 
+def exporter_from_env(e: Mapping[str, str], variable: str) -> str:
+    """The exporter the standard variables ask for ("otlp", "console"...), or "" for none.
+
+    `variable` is OTEL_TRACES_EXPORTER or OTEL_METRICS_EXPORTER; an OTLP endpoint alone also means OTLP.
+    """
+    name = e.get(variable, "")
+    if not name and e.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
+        name = "otlp"
+    return "" if name == "none" else name
+
+
 def setup_tracing(service_name: str, env: dict[str, str] | None = None) -> bool:
     """Installs an SDK tracer provider with the exporter the environment names. Returns True when installed."""
     e = os.environ if env is None else env
-    exporter_name = e.get("OTEL_TRACES_EXPORTER", "")
-    if not exporter_name and e.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
-        exporter_name = "otlp"
-    if exporter_name in ("", "none"):
+    exporter_name = exporter_from_env(e, "OTEL_TRACES_EXPORTER")
+    if not exporter_name:
         return False
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
