@@ -167,6 +167,26 @@ def bench_regexes(index: TrigramIndex, root: Path) -> None:
         print(f"  differs on {rx!r}: only index {only_ours}, only rg {only_rg}")
 
 
+def bench_bm25(files: list[tuple[str, bytes]], dest: Path) -> None:
+    """The tantivy side of the keyword index over the same corpus: chunking (graph parse) and the BM25 build."""
+    from codesearch.keyword.bm25 import ChunkDoc, write
+    from codesearch.orchestrator.indexer import make_indexed_file
+
+    lines = sum(data.count(b"\n") for _, data in files)
+    chunk_s, indexed = timed(lambda: [make_indexed_file("bench", path, data) for path, data in files])
+    docs = [
+        ChunkDoc(f.path, c.start_line, c.end_line, f.language, c.text, c.symbol, tuple(c.breadcrumb))
+        for f in indexed  # type: ignore[attr-defined]
+        for c in f.chunks
+    ]
+    build_s, count = timed(lambda: write(dest, None, docs, set()))
+    size = sum(f.stat().st_size for f in dest.rglob("*") if f.is_file())
+    print(
+        f"lines {lines}; chunking (tree-sitter definitions) {chunk_s:.2f} s -> {len(docs)} chunks; "
+        f"tantivy BM25 build {build_s:.2f} s, {count} docs, {size / 1e6:.2f} MB on disk"
+    )
+
+
 def bench_rrf(seed: int, repeats: int) -> None:
     rng = random.Random(seed)
     pool = [f"pkg/module_{i // 7}.py:{i * 13 % 997}" for i in range(2500)]
@@ -219,6 +239,7 @@ def main() -> None:
         )
         open_s, index = timed(lambda: TrigramIndex.open(tmp))
         print(f"open: {open_s * 1e3:.2f} ms")
+        bench_bm25(files, Path(tmp) / "bm25")
         bench_literals(index, root, pick_literals(files, args.literals, args.seed))
         bench_regexes(index, root)
     bench_rrf(args.seed, args.rrf_repeats)
