@@ -132,6 +132,9 @@ def test_index_search_edit_delete(stub, tmp_path: Path) -> None:
     assert not search(stub, "gave up after retries", "literal").hits
     assert "notes.md" not in paths(search(stub, "exponential backoff notes"))
 
+    # The query cache answers a repeated search, and a re-index (new version) invalidates it.
+    assert search(stub, "exhausted every retry", "literal").cache_hit
+
     # Unchanged re-index changes nothing but still answers.
     same = index(stub, repo)
     assert (same.files_changed, same.files_deleted) == (0, 0)
