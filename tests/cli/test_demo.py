@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from codesearch.common.health_check import free_port
 
 
 def test_demo_starts_a_server_indexes_and_searches(tmp_path: Path) -> None:
@@ -23,7 +18,7 @@ def test_demo_starts_a_server_indexes_and_searches(tmp_path: Path) -> None:
         "def urlsplit(url):\n    return url.split('/')\n\n\n"
         "def clean():\n    make_archive('a', 'zip')\n"
     )
-    address = f"127.0.0.1:{_free_port()}"
+    address = f"127.0.0.1:{free_port()}"
     env = dict(os.environ, CODESEARCH_HOME=str(tmp_path / "home"), HF_HUB_OFFLINE="1")
     proc = subprocess.run(
         [

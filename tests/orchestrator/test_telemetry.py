@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
 import pytest
+from codesearch.common.health_check import free_port, wait_healthy
 from codesearch.config import Settings
 from codesearch.server import registrars
 from codesearch.v1 import search_pb2, search_pb2_grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 from opentelemetry import metrics, trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -26,6 +24,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 _SPANS = InMemorySpanExporter()
 _METRICS = InMemoryMetricReader()
+SERVER_START_TIMEOUT_S = 120  # the leg process imports grpc, tantivy and the Rust module on a busy machine
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -38,29 +37,8 @@ def sdk_providers() -> Iterator[None]:
     yield
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_serving(address: str, timeout_s: float = 120) -> None:
-    stub = health_pb2_grpc.HealthStub(grpc.insecure_channel(address))
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            if (
-                stub.Check(health_pb2.HealthCheckRequest(), timeout=1).status
-                == health_pb2.HealthCheckResponse.SERVING
-            ):
-                return
-        except grpc.RpcError:
-            time.sleep(0.2)
-    raise TimeoutError(address)
-
-
 def test_one_trace_across_processes_with_a_span_per_leg(tmp_path: Path, start_server) -> None:
-    keyword_addr = f"127.0.0.1:{_free_port()}"
+    keyword_addr = f"127.0.0.1:{free_port()}"
     env = dict(os.environ, CODESEARCH_HOME=str(tmp_path / "kw"), OTEL_TRACES_EXPORTER="console")
     leg = subprocess.Popen(
         [sys.executable, "-m", "codesearch.cli.main", "serve", "keyword", "--listen", keyword_addr],
@@ -70,7 +48,7 @@ def test_one_trace_across_processes_with_a_span_per_leg(tmp_path: Path, start_se
         text=True,
     )
     try:
-        _wait_serving(keyword_addr)
+        wait_healthy(keyword_addr, SERVER_START_TIMEOUT_S, proc=leg)
         settings = Settings.from_env(
             {"CODESEARCH_HOME": str(tmp_path / "front"), "CODESEARCH_KEYWORD_ADDR": keyword_addr}
         )

@@ -201,3 +201,42 @@ def test_scores_are_sigmoid_of_logits_and_blend_applies(toy_model: Path, tmp_pat
     lex = np.array([rtrain.rtext.lexical_overlap(HELD_OUT_QUERY, t) for t in texts])
     expected = 1 / (1 + np.exp(-(-1.0 + 0.5 * logits + 2.0 * lex)))
     np.testing.assert_allclose(blended.score(HELD_OUT_QUERY, cands), expected, atol=1e-5)
+
+
+def test_orchestrator_reranks_only_when_asked(
+    toy_model: Path, settings: Settings, start_server, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """The search pipeline's rerank stage through real servers: on request it reranks and says so; by default
+    (no measured gain) it is skipped with its reason."""
+    from codesearch.server import registrars
+    from codesearch.v1 import common_pb2, search_pb2, search_pb2_grpc
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for i, (_query, code) in enumerate(TOY_TRAIN):
+        (repo / f"m{i}.py").write_text(code + "\n")
+    server = start_server(
+        registrars(_settings(settings, str(toy_model)), ("keyword", "graph", "rerank", "orchestrator"))
+    )
+    channel = grpc.insecure_channel(server.address)
+    _wait_loaded(rerank_pb2_grpc.RerankServiceStub(channel))
+    stub = search_pb2_grpc.SearchServiceStub(channel)
+    list(stub.IndexRepository(search_pb2.IndexRepositoryRequest(path=str(repo), name="toy")))
+
+    def rerank_report(resp: search_pb2.SearchResponse) -> common_pb2.LegReport:
+        return next(r for r in resp.legs if r.leg == common_pb2.LEG_RERANK)
+
+    query = "how do I read a file into a string"
+    on = stub.Search(search_pb2.SearchRequest(query=query, rerank=search_pb2.RERANK_POLICY_ON, no_cache=True))
+    assert rerank_report(on).status == common_pb2.LEG_STATUS_OK and rerank_report(on).hits >= 2
+    reranked = [h for h in on.hits if common_pb2.LEG_RERANK in h.found_by]
+    assert len(reranked) >= 2
+    for h in reranked:
+        p = next(s.score for s in h.leg_scores if s.leg == common_pb2.LEG_RERANK)
+        assert 0.0 <= p <= 1.0
+    assert [h.score for h in on.hits] == sorted((h.score for h in on.hits), reverse=True)
+
+    default = stub.Search(search_pb2.SearchRequest(query=query, no_cache=True))
+    assert rerank_report(default).status == common_pb2.LEG_STATUS_SKIPPED
+    assert "not measured to help" in rerank_report(default).reason
+    assert not any(common_pb2.LEG_RERANK in h.found_by for h in default.hits)

@@ -4,42 +4,13 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from codesearch.common.health_check import free_port, wait_healthy
 
 START_TIMEOUT_S = 60.0  # imports (tantivy, tree-sitter, grpc) take seconds on a busy 2-core machine
-HEALTH_POLL_S = 0.1
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_healthy(
-    address: str, timeout_s: float = START_TIMEOUT_S, proc: subprocess.Popen | None = None
-) -> None:
-    deadline = time.monotonic() + timeout_s
-    with grpc.insecure_channel(address) as channel:
-        stub = health_pb2_grpc.HealthStub(channel)
-        while time.monotonic() < deadline:
-            if proc is not None and proc.poll() is not None:
-                raise RuntimeError(f"server on {address} exited with status {proc.returncode}")
-            try:
-                resp = stub.Check(health_pb2.HealthCheckRequest(), timeout=1.0)
-                if resp.status == health_pb2.HealthCheckResponse.SERVING:
-                    return
-            except grpc.RpcError:
-                pass
-            time.sleep(HEALTH_POLL_S)
-    raise TimeoutError(f"server on {address} not healthy after {timeout_s:.0f} s")
 
 
 class ServerProcess:
@@ -67,7 +38,7 @@ class ServerProcess:
         )
         log.close()
         if wait:
-            wait_healthy(self.address, proc=self.proc)
+            wait_healthy(self.address, START_TIMEOUT_S, proc=self.proc)
         return self
 
     def kill9(self) -> None:

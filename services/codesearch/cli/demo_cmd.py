@@ -11,17 +11,15 @@ import shlex
 import subprocess
 import sys
 import sysconfig
-import time
 from pathlib import Path
 
-import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
-
 from codesearch.cli.client import CliError, channel
+from codesearch.common.health_check import wait_healthy
 
 SERVER_START_TIMEOUT_S = (
     120.0  # first start imports torch and tree-sitter grammars: tens of seconds on 2 cores
 )
+ALREADY_RUNNING_CHECK_S = 1.0  # a server that is up answers its health check at once
 # The standard library's own test suites and tools are half its size; the demo indexes the library itself.
 DEMO_EXCLUDES = [
     "--exclude",
@@ -54,10 +52,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _serving(address: str) -> bool:
     try:
-        stub = health_pb2_grpc.HealthStub(channel(address))
-        resp = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=1.0)
-        return resp.status == health_pb2.HealthCheckResponse.SERVING
-    except grpc.RpcError:
+        wait_healthy(address, ALREADY_RUNNING_CHECK_S, channel=channel(address))
+        return True
+    except TimeoutError:
         return False
 
 
@@ -71,11 +68,10 @@ def run(args: argparse.Namespace) -> int:
         server = subprocess.Popen(
             [sys.executable, "-m", "codesearch.cli.main", "serve", "--address", args.address], env=env
         )
-        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-        while not _serving(args.address):
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise CliError(f"the server did not start on {args.address}")
-            time.sleep(0.5)
+        try:
+            wait_healthy(args.address, SERVER_START_TIMEOUT_S, proc=server, channel=channel(args.address))
+        except (TimeoutError, RuntimeError) as e:
+            raise CliError(f"the server did not start on {args.address} ({e})") from None
     try:
         # The same commands a user types, parsed by the real parser, so the demo cannot drift from the CLI.
         from codesearch.cli.main import build_parser

@@ -25,6 +25,7 @@ from codesearch.common.languages import detect_language
 from codesearch.common.metrics import files_indexed, index_runs
 from codesearch.common.walker import read_text_file, walk
 from codesearch.config import Settings
+from codesearch.graph.extract import extract
 from codesearch.orchestrator.chunker import chunk_lines
 from codesearch.orchestrator.legs import LegClients
 from codesearch.orchestrator.registry import Registry, RepoRecord
@@ -38,10 +39,6 @@ MAX_WARNINGS = 50  # warnings listed in progress; the count is always exact
 
 def _definitions(path: str, language: str, data: bytes) -> list[Any]:
     """Definitions from the graph leg's parser, for chunk boundaries; [] when the language has no grammar."""
-    try:
-        from codesearch.graph.extract import extract
-    except ImportError:
-        return []
     result = extract(path, language, data)
     return list(result.definitions) if result is not None else []
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 
+import grpc
+
 from codesearch.orchestrator.fusion import FusedHit
 from codesearch.orchestrator.legs import LegClients
 from codesearch.v1 import common_pb2, keyword_pb2, rerank_pb2
@@ -22,24 +24,22 @@ async def candidate_texts(legs: LegClients, hits: list[FusedHit]) -> list[str]:
 
     async def read(f: FusedHit) -> str:
         loc = f.hit.location
-        if loc.end_line - loc.start_line + 1 <= 1 or len(f.hit.snippet.splitlines()) < 2:
-            try:
-                start = loc.start_line
-                resp = await legs.keyword.ReadFile(  # type: ignore[union-attr]
-                    keyword_pb2.ReadFileRequest(
-                        repository=loc.repository,
-                        path=loc.path,
-                        start_line=start,
-                        end_line=min(loc.end_line, start + CANDIDATE_CONTEXT_LINES - 1)
-                        if loc.end_line > start
-                        else start + 10,
-                    ),
-                    timeout=1.0,
-                )
-                return resp.text
-            except Exception:  # a missing file still gets scored on what the hit has
-                return f.hit.snippet
-        return f.hit.snippet
+        # Snippets are a chunk's first lines or one matching line: read the code the model should judge.
+        if len(f.hit.snippet.splitlines()) >= min(loc.end_line - loc.start_line + 1, CANDIDATE_CONTEXT_LINES):
+            return f.hit.snippet
+        try:
+            resp = await legs.keyword.ReadFile(  # type: ignore[union-attr]
+                keyword_pb2.ReadFileRequest(
+                    repository=loc.repository,
+                    path=loc.path,
+                    start_line=loc.start_line,
+                    end_line=loc.start_line + CANDIDATE_CONTEXT_LINES - 1,
+                ),
+                timeout=1.0,
+            )
+            return resp.text
+        except grpc.aio.AioRpcError:  # a file gone since indexing is still scored on what the hit has
+            return f.hit.snippet
 
     return list(await asyncio.gather(*(read(f) for f in hits)))
 

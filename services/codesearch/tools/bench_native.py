@@ -131,40 +131,26 @@ def report(name: str, index_s: list[float], page_s: list[float], rg_s: list[floa
     )
 
 
-def bench_literals(index: TrigramIndex, root: Path, literals: list[str]) -> None:
-    index_s, page_s, rg_s, differing = [], [], [], []
-    for lit in literals:
-        t, result = timed(lambda lit=lit: index.search(lit, False, True, LIMIT))
-        index_s.append(t)
-        page_s.append(timed(lambda lit=lit: index.search(lit, False, True, PAGE_LIMIT))[0])
-        t, rg = timed(lambda lit=lit: rg_hits(["-F", "--", lit], root))
-        rg_s.append(t)
-        ours = {(m.path, m.line) for m in result.matches}
-        if ours != rg:
-            differing.append((lit, sorted(ours - rg)[:3], sorted(rg - ours)[:3]))
-    report(f"literal x{len(literals)}", index_s, page_s, rg_s)
-    print(f"literal match sets identical to rg: {len(literals) - len(differing)}/{len(literals)}")
-    for lit, only_ours, only_rg in differing[:10]:
-        print(f"  differs on {lit!r}: only index {only_ours}, only rg {only_rg}")
-
-
-def bench_regexes(index: TrigramIndex, root: Path) -> None:
+def bench_patterns(index: TrigramIndex, root: Path, patterns: list[str], is_regex: bool) -> None:
+    """Index against rg on the same patterns (case-sensitive): latency, full scans, and the match sets."""
+    kind = "regex" if is_regex else "literal"
     index_s, page_s, rg_s, full_scans, differing = [], [], [], 0, []
-    for rx in REGEXES:
-        t, result = timed(lambda rx=rx: index.search(rx, True, True, LIMIT))
+    for p in patterns:
+        t, result = timed(lambda p=p: index.search(p, is_regex, True, LIMIT))
         index_s.append(t)
         full_scans += result.full_scan
-        page_s.append(timed(lambda rx=rx: index.search(rx, True, True, PAGE_LIMIT))[0])
-        t, rg = timed(lambda rx=rx: rg_hits(["-e", rx], root))
+        page_s.append(timed(lambda p=p: index.search(p, is_regex, True, PAGE_LIMIT))[0])
+        t, rg = timed(lambda p=p: rg_hits(["-e", p] if is_regex else ["-F", "--", p], root))
         rg_s.append(t)
         ours = {(m.path, m.line) for m in result.matches}
         if ours != rg:
-            differing.append((rx, sorted(ours - rg)[:3], sorted(rg - ours)[:3]))
-    report(f"regex x{len(REGEXES)}", index_s, page_s, rg_s)
-    print(f"regex full scans: {full_scans}/{len(REGEXES)}")
-    print(f"regex match sets identical to rg: {len(REGEXES) - len(differing)}/{len(REGEXES)}")
-    for rx, only_ours, only_rg in differing[:10]:
-        print(f"  differs on {rx!r}: only index {only_ours}, only rg {only_rg}")
+            differing.append((p, sorted(ours - rg)[:3], sorted(rg - ours)[:3]))
+    report(f"{kind} x{len(patterns)}", index_s, page_s, rg_s)
+    if is_regex:
+        print(f"regex full scans: {full_scans}/{len(patterns)}")
+    print(f"{kind} match sets identical to rg: {len(patterns) - len(differing)}/{len(patterns)}")
+    for p, only_ours, only_rg in differing[:10]:
+        print(f"  differs on {p!r}: only index {only_ours}, only rg {only_rg}")
 
 
 def bench_bm25(files: list[tuple[str, bytes]], dest: Path) -> None:
@@ -240,8 +226,8 @@ def main() -> None:
         open_s, index = timed(lambda: TrigramIndex.open(tmp))
         print(f"open: {open_s * 1e3:.2f} ms")
         bench_bm25(files, Path(tmp) / "bm25")
-        bench_literals(index, root, pick_literals(files, args.literals, args.seed))
-        bench_regexes(index, root)
+        bench_patterns(index, root, pick_literals(files, args.literals, args.seed), is_regex=False)
+        bench_patterns(index, root, REGEXES, is_regex=True)
     bench_rrf(args.seed, args.rrf_repeats)
 
 
