@@ -230,7 +230,7 @@ def test_paraphrase_queries_find_the_right_chunk(settings: Settings, serve) -> N
     assert by_vec.hits[0].location.path == "net/retry.py"
     assert np.linalg.norm(vec.embeddings[0].values) == pytest.approx(1.0, abs=1e-4)
     stats = stub.GetVectorStats(vector_pb2.GetVectorStatsRequest())
-    assert stats.dimensions == 384 and stats.unavailable_reason == "" and stats.backend == "torch"
+    assert stats.dimensions == 384 and stats.unavailable_reason == "" and stats.backend == "onnx"
     (demo,) = stats.repositories
     assert (demo.repository, demo.files, demo.items, demo.pending) == (
         "demo",

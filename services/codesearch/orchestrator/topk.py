@@ -32,24 +32,30 @@ def smart_topk(scores: list[float], maximum: int, hard: bool) -> tuple[int, str]
 
 
 # Logistic model of "the top hit is right", fit (sklearn LogisticRegression, C=1) on the dev and paraphrase sets'
-# tune halves: AUROC 0.962 there, 0.951 on the held-out check halves (0.948 on the dev check half alone); the
-# previous hand-set weights (margin, agreement, intent only) scored 0.783 on the same check halves.
-CONF_BIAS = -5.705
-CONF_MARGIN = 2.073  # relative margin between the first two fused scores: a clear winner is usually right
-CONF_AGREEMENT = 0.536  # share of the legs that answered which also found the top hit
-CONF_INTENT = 0.270  # the router's confidence in the intent
-CONF_DIRECT = 3.368  # one structural leg answered a confidently recognised question (where is X defined...)
-CONF_COSINE = 1.097  # the top hit's cosine similarity to the query, when the vector leg found it
-CONF_BM25 = 1.281  # log(1 + BM25 score) of the top hit, when the keyword leg found it
+# tune halves with the keyword-coverage signal (adaptive.py): AUROC 0.953 on the held-out check halves (0.911 on
+# the dev check half alone). The top hit's cosine and BM25 score were dropped: with the vector leg cancelled for
+# word-for-word answers, cosine fitted a negative weight (it marks the harder queries) and BM25 added 0.003.
+CONF_BIAS = -2.699
+CONF_MARGIN = 1.26  # relative margin between the first two fused scores: a clear winner is usually right
+CONF_AGREEMENT = 0.256  # share of the legs that answered which also found the top hit
+CONF_INTENT = 0.657  # the router's confidence in the intent
+CONF_DIRECT = 2.246  # one structural leg answered a confidently recognised question (where is X defined...)
 CONF_STRUCTURAL = (
-    3.679  # the top hit came from an exact leg: definitions, call sites, dependents or a literal match
+    2.609  # the top hit came from an exact leg: definitions, call sites, dependents or a literal match
 )
+CONF_COVERAGE = 4.019  # share of the query's words in the keyword leg's top hit (adaptive.py)
 EXACT_LEGS = frozenset(
     {common_pb2.LEG_DEFINITION, common_pb2.LEG_REFERENCES, common_pb2.LEG_IMPACT, common_pb2.LEG_TRIGRAM}
 )
 
 
-def confidence(fused: list[Any], intent_confidence: float, direct: bool, legs_answered: set[int]) -> float:
+def confidence(
+    fused: list[Any],
+    intent_confidence: float,
+    direct: bool,
+    legs_answered: set[int],
+    keyword_coverage: float = 0.0,
+) -> float:
     """Probability that the top hit is right, from signals of the answer itself (never from how many hits)."""
     if not fused:
         return 0.0
@@ -68,8 +74,7 @@ def confidence(fused: list[Any], intent_confidence: float, direct: bool, legs_an
         + CONF_AGREEMENT * agreement
         + CONF_INTENT * intent_confidence
         + CONF_DIRECT * float(direct)
-        + CONF_COSINE * raw.get(common_pb2.LEG_VECTOR, 0.0)
-        + CONF_BM25 * math.log1p(max(0.0, raw.get(common_pb2.LEG_KEYWORD, 0.0)))
         + CONF_STRUCTURAL * float(any(leg in raw for leg in EXACT_LEGS))
+        + CONF_COVERAGE * keyword_coverage
     )
     return 1 / (1 + math.exp(-z))

@@ -1,8 +1,9 @@
-"""Exports a BERT-style sentence-transformers model to ONNX with torch.onnx, then quantises it to int8.
+"""Exports a BERT-style sentence-transformers model to ONNX with torch.onnx (fp32), optionally quantised to int8.
 
 optimum is not used: it pins transformers versions and breaks the installed stack. The exported graph returns
-the last hidden state; pooling and normalisation happen in numpy (embedder._OnnxInt8Backend).
-The result is cached per model folder under `cache_dir`, keyed by the folder path and its weights' size and mtime.
+the last hidden state; pooling and normalisation happen in numpy (embedder._OnnxBackend).
+Exports are cached per model folder under `cache_dir`, keyed by the folder path and its weights' size and mtime,
+so a changed model is exported again and an unchanged one is exported once per machine.
 """
 
 from __future__ import annotations
@@ -26,22 +27,14 @@ def _cache_key(model_path: str) -> str:
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 
-def export_int8(model_path: str, cache_dir: Path) -> Path:
-    """Path of the int8 ONNX model for `model_path`, exporting and quantising it on first use."""
-    out_dir = cache_dir / _cache_key(model_path)
-    final = out_dir / "model.int8.onnx"
-    if final.is_file():
-        return final
+def _export_fp32(model_path: str, dest: Path) -> None:
     import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
     from transformers import AutoModel, AutoTokenizer
 
-    out_dir.mkdir(parents=True, exist_ok=True)
     tok = AutoTokenizer.from_pretrained(model_path, local_files_only=True)
     model = AutoModel.from_pretrained(model_path, local_files_only=True).eval()
     enc = tok(["def example(x):\n    return x + 1"], return_tensors="pt")
     names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in enc]
-    fp32 = out_dir / "model.fp32.onnx"
 
     class Wrapper(torch.nn.Module):
         def __init__(self) -> None:
@@ -53,20 +46,59 @@ def export_int8(model_path: str, cache_dir: Path) -> Path:
 
     axes = {n: {0: "batch", 1: "seq"} for n in names}
     axes["hidden"] = {0: "batch", 1: "seq"}
+    tmp = dest.with_suffix(".tmp")
     with torch.no_grad():
         torch.onnx.export(
             Wrapper(),
             tuple(enc[n] for n in names),
-            str(fp32),
+            str(tmp),
             input_names=names,
             output_names=["hidden"],
             dynamic_axes=axes,
             opset_version=ONNX_OPSET,
             dynamo=False,
         )
-    tmp = out_dir / "model.int8.onnx.tmp"
-    quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8)
-    os.replace(tmp, final)
-    fp32.unlink(missing_ok=True)
-    log.info("exported %s to %s (int8)", model_path, final)
+    os.replace(tmp, dest)
+
+
+def export_onnx(model_path: str, cache_dir: Path, quantize: bool = False) -> Path:
+    """Path of the ONNX model for `model_path` (fp32, or int8 when `quantize`), exporting it on first use."""
+    out_dir = cache_dir / _cache_key(model_path)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fp32 = out_dir / "model.fp32.onnx"
+    if not fp32.is_file():
+        _export_fp32(model_path, fp32)
+        log.info("exported %s to %s", model_path, fp32)
+    if not quantize:
+        return fp32
+    final = out_dir / "model.int8.onnx"
+    if not final.is_file():
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        tmp = out_dir / "model.int8.onnx.tmp"
+        quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8, per_channel=True)
+        os.replace(tmp, final)
+        log.info("quantised %s to %s", model_path, final)
     return final
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Exports ahead of time (an image build), so servers with a read-only filesystem start at once."""
+    import argparse
+
+    from codesearch.vector.embedder import default_model_cache, resolve_model_path
+
+    ap = argparse.ArgumentParser(description="export an embedding model to ONNX into the model cache")
+    ap.add_argument("model", nargs="?", default="all-MiniLM-L6-v2", help="a model name or path")
+    ap.add_argument("--int8", action="store_true", help="also quantise to int8 (backend onnx-int8)")
+    args = ap.parse_args(argv)
+    path, looked = resolve_model_path(args.model)
+    if not Path(path).is_dir():
+        print(f"codesearch: model {args.model!r} not found; looked in: {'; '.join(looked)}")
+        return 1
+    print(export_onnx(path, default_model_cache() / "onnx", quantize=args.int8))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

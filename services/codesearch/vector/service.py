@@ -61,7 +61,7 @@ def shared_embedder(settings: Settings) -> Embedder:
     with _EMBEDDERS_LOCK:
         emb = _EMBEDDERS.get(key)
         if emb is None:
-            emb = Embedder(*key, cache_dir=settings.service_dir(SERVICE))
+            emb = Embedder(*key, cache_dir=settings.service_dir(SERVICE), model_cache=settings.model_cache)
             _EMBEDDERS[key] = emb
         return emb
 
