@@ -14,6 +14,7 @@ import pytest
 from codesearch.common.index_update import update_messages
 from codesearch.config import Settings
 from codesearch.v1 import common_pb2, vector_pb2, vector_pb2_grpc
+from codesearch.vector import store
 from codesearch.vector.embedder import resolve_model_path
 from codesearch.vector.service import VectorServicer, add_servicer
 from codesearch.vector.store import vectors_file_name
@@ -271,6 +272,11 @@ def test_reindex_embeds_only_changed_chunks_and_restart_resumes(
     # and back to the original text: that vector is still in the embedding cache
     assert update(stub, "demo", corpus_files(), replace_all=True, version=4).pending == 0
     assert second.cache.hits - hits_before == 1 and second.embedded_by_model == 8
+    second.close()
+
+    third = VectorServicer(settings, start_worker=False)  # opened from disk as a view
+    assert third.repo("demo").index.expansion_search == store.HNSW_EXPANSION_SEARCH  # not usearch's 64
+    third.close()
 
 
 def test_deletes(settings: Settings, serve) -> None:
