@@ -11,7 +11,10 @@ from dataclasses import dataclass
 
 from codesearch.v1 import search_pb2
 
-DIRECT_CONFIDENCE = 0.85  # at or above this, only the dominant modality is asked
+# At or above this, only the dominant modality is asked (and every leg when it finds nothing: search.py). Tuned
+# (prior 0.85): at 0.80 lone snake_case/CamelCase names go straight to definitions — definition MRR@10 1.000 on
+# both halves either way, auto p50 16.2 -> 10.6 ms (tune) and 17.6 -> 10.3 ms (check); 0.75 changed nothing more.
+DIRECT_CONFIDENCE = 0.80
 
 MODALITIES = ("semantic", "text", "structural", "graph")
 

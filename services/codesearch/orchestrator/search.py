@@ -161,6 +161,13 @@ class SearchPipeline:
         reports, lists = await self._fan_out(
             plans, (deadline - time.perf_counter()) * LEG_DEADLINE_SHARE, repos, settle
         )
+        if strategy == "direct" and not any(hits for _leg, _w, hits in lists):
+            # The one leg the router trusted found nothing (say, a name defined nowhere): ask every leg.
+            plans, _, route = self._plan(mode, preset, route, query, request, repos, allow_direct=False)
+            reports, lists = await self._fan_out(
+                plans, (deadline - time.perf_counter()) * LEG_DEADLINE_SHARE, repos
+            )
+            strategy = "rrf_after_direct"
         stage_ms["fan_out"] = (time.perf_counter() - t) * 1000
 
         if strategy == "rrf":
@@ -313,6 +320,7 @@ class SearchPipeline:
         query: str,
         request: search_pb2.SearchRequest,
         repos: list[str],
+        allow_direct: bool = True,
     ) -> tuple[list[LegPlan], str, Route]:
         target = route.target or query.strip()
         langs = list(request.languages)
@@ -380,10 +388,14 @@ class SearchPipeline:
             return [self._leg_plan(leg, 1.0, calls[leg]) for leg in legs], "naive_rrf", route
         if mode != search_pb2.SEARCH_MODE_AUTO:
             raise invalid(f"unknown search mode {mode}")
-        return self._routed(route, preset, calls)
+        return self._routed(route, preset, calls, allow_direct)
 
     def _routed(
-        self, route: Route, preset: int, calls: dict[int, Callable[[], Awaitable[list[common_pb2.Hit]]]]
+        self,
+        route: Route,
+        preset: int,
+        calls: dict[int, Callable[[], Awaitable[list[common_pb2.Hit]]]],
+        allow_direct: bool = True,
     ) -> tuple[list[LegPlan], str, Route]:
         w = route.weights
         leg_weights: dict[int, float] = {
@@ -407,7 +419,7 @@ class SearchPipeline:
                 if leg in (common_pb2.LEG_KEYWORD, common_pb2.LEG_VECTOR, common_pb2.LEG_TRIGRAM)
             }
         strategy = "rrf"
-        if route.confidence >= DIRECT_CONFIDENCE and preset != search_pb2.PRESET_THOROUGH:
+        if allow_direct and route.confidence >= DIRECT_CONFIDENCE and preset != search_pb2.PRESET_THOROUGH:
             top = max(leg_weights, key=lambda leg: leg_weights[leg])
             leg_weights = {top: leg_weights[top]}
             strategy = "direct"
