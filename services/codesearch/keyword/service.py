@@ -20,6 +20,7 @@ from codesearch.common.grpc_util import rpc
 from codesearch.common.index_update import read_update_stream
 from codesearch.common.snapshot import SnapshotDir, list_repositories
 from codesearch.config import MAX_QUERY_CHARS, Settings
+from codesearch.keyword import snippet
 from codesearch.keyword.bm25 import Bm25Hit
 from codesearch.keyword.store import KeywordSnapshot, apply_batch, dir_bytes, open_snapshot
 from codesearch.v1 import common_pb2, keyword_pb2, keyword_pb2_grpc
@@ -28,7 +29,11 @@ SERVICE_NAME = keyword_pb2.DESCRIPTOR.services_by_name["KeywordService"].full_na
 DEFAULT_LIMIT = 20  # a page of results
 MAX_LIMIT = 1000  # the fusion stage never needs more
 GLOB_OVERSAMPLE = 5  # BM25 has no path filter inside tantivy: fetch more, then filter
-SNIPPET_LINES = 6  # head of a chunk shown as its snippet
+SNIPPET_LINES = 6  # lines of a chunk shown as its snippet: those with the most query words (snippet.py)
+FOCUSED_HITS = (
+    20  # hits whose snippet is focused on the query; deeper ones (fusion fodder) show the chunk's head
+)
+MAX_MATCH_LINES = 50  # matching line numbers reported per hit
 MAX_LINE_CHARS = 500  # a minified line would drown the response
 
 
@@ -116,7 +121,11 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
                         scored.append((repo, h))
             # Several repositories: one list by BM25 score (same analyzer and scoring in each index).
             scored.sort(key=lambda rh: (-rh[1].score, rh[0], rh[1].doc.path, rh[1].doc.start_line))
-            return [_bm25_hit(repo, h, rank) for rank, (repo, h) in enumerate(scored[:limit])]
+            query_words = snippet.words(request.query)
+            return [
+                _bm25_hit(repo, h, rank, query_words if rank < FOCUSED_HITS else set())
+                for rank, (repo, h) in enumerate(scored[:limit])
+            ]
 
         return keyword_pb2.KeywordSearchResponse(hits=await asyncio.to_thread(run))
 
@@ -218,16 +227,18 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
         return resp
 
 
-def _bm25_hit(repo: str, h: Bm25Hit, rank: int) -> common_pb2.Hit:
+def _bm25_hit(repo: str, h: Bm25Hit, rank: int, query_words: set[str]) -> common_pb2.Hit:
     doc, score = h.doc, h.score
-    snippet = "\n".join(line[:MAX_LINE_CHARS] for line in doc.text.split("\n")[:SNIPPET_LINES])
+    lines = doc.text.split("\n")
+    start, end, matching = snippet.focus(doc.text, doc.start_line, query_words, SNIPPET_LINES)
     return common_pb2.Hit(
         location=common_pb2.Location(
             repository=repo, path=doc.path, start_line=doc.start_line, end_line=doc.end_line
         ),
-        snippet=snippet,
+        snippet="\n".join(line[:MAX_LINE_CHARS] for line in lines[start:end]),
         score=score,
         leg_scores=[common_pb2.LegScore(leg=common_pb2.LEG_KEYWORD, rank=rank, score=score)],
+        match_lines=matching[:MAX_MATCH_LINES],
         found_by=[common_pb2.LEG_KEYWORD],
         language=doc.language,
         breadcrumb=list(doc.breadcrumb),

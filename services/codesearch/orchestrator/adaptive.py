@@ -9,7 +9,7 @@ vector leg then has no say, and the orchestrator stops waiting for it (search.py
 
 from __future__ import annotations
 
-from codesearch import _native
+from codesearch.keyword.snippet import words
 from codesearch.v1 import common_pb2, search_pb2
 
 ADAPTIVE_INTENTS = (search_pb2.INTENT_UNDERSTAND_CODE, search_pb2.INTENT_FIND_SIMILAR)
@@ -20,15 +20,11 @@ DECISIVE_COVERAGE = 0.9
 # paraphrase set, whose keyword hits are rarely word-for-word). Doubling the vector weight when coverage is below
 # 0.5 raised paraphrases on the tune half (.218 -> .234) but lowered them on the check half (.262 -> .248): not kept.
 DECISIVE_VECTOR_FACTOR = 0.0
-MIN_WORD_CHARS = 2  # one-letter tokens ("a", "x") say nothing about a match
-
-
-def words(text: str) -> set[str]:
-    return {t.lower() for t in _native.code_tokens(text) if len(t) >= MIN_WORD_CHARS}
 
 
 def keyword_coverage(query: str, hits: list[common_pb2.Hit]) -> float:
-    """Share of the query's words that appear in the keyword leg's first hit (0.0 without hits)."""
+    """Share of the query's words in the keyword leg's first hit (0.0 without hits). Its snippet is the window
+    of the chunk with the most query words (keyword/snippet.py)."""
     q = words(query)
     if not q or not hits:
         return 0.0

@@ -66,7 +66,6 @@ CONFIG_FINGERPRINT = repr(
             CENTRALITY_DEPTH,
             adaptive.DECISIVE_COVERAGE,
             adaptive.DECISIVE_VECTOR_FACTOR,
-            adaptive.MIN_WORD_CHARS,
         ),
         (topk.CONF_BIAS, topk.CONF_MARGIN, topk.CONF_AGREEMENT, topk.CONF_INTENT, topk.CONF_DIRECT),
         (topk.CONF_STRUCTURAL, topk.CONF_COVERAGE),
