@@ -8,6 +8,7 @@ from pathlib import Path
 import grpc
 import pytest
 from codesearch.config import Settings
+from codesearch.orchestrator import chunker
 from codesearch.server import registrars
 from codesearch.v1 import search_pb2, search_pb2_grpc
 
@@ -139,6 +140,12 @@ def test_index_search_edit_delete(stub, tmp_path: Path) -> None:
     same = index(stub, repo)
     assert (same.files_changed, same.files_deleted) == (0, 0)
     assert paths(search(stub, "parse config"))[0] == "config.py"
+
+    # A new way of cutting files (another chunker setting) re-chunks every file on the next run.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(chunker, "MAX_DEFINITION_LINES", chunker.MAX_DEFINITION_LINES + 1)
+        rechunked = index(stub, repo)
+    assert (rechunked.files_changed, rechunked.files_unchanged) == (2, 0)
 
     repos = stub.ListRepositories(search_pb2.ListRepositoriesRequest()).repositories
     assert [(r.name, r.files) for r in repos] == [("demo", 2)]

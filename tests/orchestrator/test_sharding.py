@@ -10,7 +10,18 @@ from codesearch.orchestrator.sharding import rendezvous_shard
 from codesearch.server import registrars
 from codesearch.v1 import common_pb2, keyword_pb2, keyword_pb2_grpc, search_pb2, search_pb2_grpc
 
-REPOS = [f"repo{i}" for i in range(6)]
+CANDIDATE_NAMES = [f"repo{i}" for i in range(100)]
+
+
+def names_on_every_shard(addresses: list[str], count: int) -> list[str]:
+    """`count` repository names that rendezvous hashing spreads over every shard (ports are random, so a fixed
+    list of names lands on one shard about once in a hundred runs)."""
+    per_shard: dict[int, list[str]] = {}
+    for name in CANDIDATE_NAMES:
+        per_shard.setdefault(rendezvous_shard(name, addresses), []).append(name)
+    picked = [names[0] for names in per_shard.values()]
+    rest = [n for n in CANDIDATE_NAMES if n not in picked]
+    return sorted(picked + rest[: count - len(picked)])
 
 
 def test_rendezvous_is_stable_when_a_shard_is_added() -> None:
@@ -40,9 +51,10 @@ def test_six_repositories_over_three_shards(tmp_path: Path, start_server) -> Non
         {"CODESEARCH_HOME": str(tmp_path / "front"), "CODESEARCH_SHARDS": ",".join(addresses)}
     )
     front = start_server(registrars(front_settings, ("orchestrator",)))
+    repos = names_on_every_shard(addresses, 6)
     stub = search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(front.address))
 
-    for name in REPOS:
+    for name in repos:
         root = tmp_path / "src" / name
         root.mkdir(parents=True)
         (root / "main.py").write_text(f'def handler_{name}():\n    return "marker {name} here"\n')
@@ -51,12 +63,12 @@ def test_six_repositories_over_three_shards(tmp_path: Path, start_server) -> Non
             d for d in done.degraded_legs if "keyword" in d
         ]
 
-    owner = {name: rendezvous_shard(name, addresses) for name in REPOS}
-    assert len(set(owner.values())) >= 2  # the data really is spread
+    owner = {name: rendezvous_shard(name, addresses) for name in repos}
+    assert len(set(owner.values())) == 3  # the data really is spread
     for i, address in enumerate(addresses):
         kw = keyword_pb2_grpc.KeywordServiceStub(grpc.insecure_channel(address))
         held = sorted(s.repository for s in kw.GetKeywordStats(keyword_pb2.GetKeywordStatsRequest()).bm25)
-        assert held == sorted(n for n in REPOS if owner[n] == i)
+        assert held == sorted(n for n in repos if owner[n] == i)
 
     def marker_repos() -> tuple[set[str], search_pb2.SearchResponse]:
         resp = stub.Search(
@@ -67,12 +79,12 @@ def test_six_repositories_over_three_shards(tmp_path: Path, start_server) -> Non
         return {h.location.repository for h in resp.hits}, resp
 
     found, _ = marker_repos()
-    assert found == set(REPOS)  # one search over every shard, one fused list
+    assert found == set(repos)  # one search over every shard, one fused list
 
-    lost = owner[REPOS[0]]
+    lost = owner[repos[0]]
     shards[lost].stop()
     found, resp = marker_repos()
-    expected = {n for n in REPOS if owner[n] != lost}
+    expected = {n for n in repos if owner[n] != lost}
     assert found == expected
     trigram = [r for r in resp.legs if r.leg == common_pb2.LEG_TRIGRAM][0]
     assert trigram.status == common_pb2.LEG_STATUS_DEGRADED

@@ -13,7 +13,18 @@ from typing import Protocol
 WINDOW_LINES = 60  # about what a reader (or a 256-token model) takes in at once
 WINDOW_OVERLAP = 5  # a little context carried across a window cut
 BLANK_CUT_SLACK = 15  # look this many lines back from a window's end for a blank line to cut at
-MAX_DEFINITION_LINES = 100  # a definition up to this size stays whole: splitting it loses more than it gains
+# A definition up to this size stays whole; a larger one is cut into its header and its methods, so the embedding
+# model (which reads ~20-25 lines) sees each method. Measured on the stdlib (MRR@10, tune / check halves):
+#   100: dense dev 0.471 / 0.543, paraphrases 0.169; BM25 concept 0.931 / 0.905; auto ALL 0.969 / 0.964
+#    40: dense dev 0.527 / 0.592, paraphrases 0.232; BM25 concept 0.938 / 0.969; auto ALL 0.973 / 0.986
+#    25: dense dev 0.530 / 0.593, paraphrases 0.236; BM25 concept 0.944 / 0.970; auto ALL 0.975 / 0.986
+# 40 and 25 tie within noise; 40 makes fewer chunks (21,721 vs 22,728 for the stdlib).
+MAX_DEFINITION_LINES = 40
+
+
+def chunking_fingerprint() -> str:
+    """Part of every file's manifest hash: changing how files are cut re-sends every file on the next run."""
+    return f"chunker:{MAX_DEFINITION_LINES}/{WINDOW_LINES}/{WINDOW_OVERLAP}/{BLANK_CUT_SLACK}"
 
 
 class DefinitionLike(Protocol):

@@ -26,7 +26,7 @@ from codesearch.common.metrics import files_indexed, index_runs
 from codesearch.common.walker import read_text_file, walk
 from codesearch.config import Settings
 from codesearch.graph.extract import extract
-from codesearch.orchestrator.chunker import chunk_lines
+from codesearch.orchestrator.chunker import chunk_lines, chunking_fingerprint
 from codesearch.orchestrator.legs import LegClients
 from codesearch.orchestrator.registry import Registry, RepoRecord
 from codesearch.v1 import common_pb2, graph_pb2, keyword_pb2, search_pb2, vector_pb2
@@ -167,7 +167,8 @@ class Indexer:
                 run.progress.files_skipped += 1
                 run.warn(f"{wf.rel_path}: skipped, {reason}")
             else:
-                digest = hashlib.sha256(data).hexdigest()
+                # The content and how it is cut: a new chunker re-chunks every file (vectors come from the cache).
+                digest = hashlib.sha256(chunking_fingerprint().encode() + b"\0" + data).hexdigest()
                 current[wf.rel_path] = digest
                 if any(leg_manifest[leg].get(wf.rel_path) != digest for leg in available):
                     indexed = await asyncio.to_thread(make_indexed_file, run.name, wf.rel_path, data)

@@ -58,6 +58,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", nargs="+", required=True, help="query JSONL files (their `query` texts)")
     ap.add_argument("--max-queries", type=int, default=300)
     ap.add_argument("--grow-to", type=int, default=0, help="add synthetic neighbours up to this many vectors")
+    ap.add_argument(
+        "--settings", default="", help="M:ef pairs to compare, e.g. 32:192,32:256 (default: a sweep)"
+    )
+    ap.add_argument("--dtype", default="f32", help="usearch scalar type of the HNSW index: f32, f16, i8")
     args = ap.parse_args(argv)
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -89,8 +93,11 @@ def main(argv: list[str] | None = None) -> int:
     exact_p50 = statistics.median(exact_ms)
     print(f"exact numpy: p50 {exact_p50:.2f} ms/query (truth in {time.perf_counter() - t:.1f} s)")
     truth_keys = keys[truth]
-    for connectivity, ef in SETTINGS:
-        index = Index(ndim=vectors.shape[1], metric="cos", dtype="f32", connectivity=connectivity,
+    settings = (
+        [tuple(int(x) for x in p.split(":")) for p in args.settings.split(",")] if args.settings else SETTINGS
+    )
+    for connectivity, ef in settings:
+        index = Index(ndim=vectors.shape[1], metric="cos", dtype=args.dtype, connectivity=connectivity,
                       expansion_add=128, expansion_search=ef)  # fmt: skip
         t = time.perf_counter()
         index.add(keys, vectors, threads=os.cpu_count() or 1)
@@ -109,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                 recall[k].append(len(set(found[:k].tolist()) & set(tk[:k].tolist())) / k)
         p50 = statistics.median(lat)
         print(
-            f"HNSW M={connectivity} ef_search={ef}: recall@{K} {np.mean(recall[K]):.3f}, "
+            f"HNSW {args.dtype} M={connectivity} ef_search={ef}: recall@{K} {np.mean(recall[K]):.3f}, "
             f"recall@{LEG_K} {np.mean(recall[LEG_K]):.3f}, p50 {p50:.3f} ms ({exact_p50 / p50:.1f}x faster than "
             f"exact), build {build_s:.1f} s, {size_mib:.0f} MiB"
         )
