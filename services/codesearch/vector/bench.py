@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import tempfile
 import time
 from pathlib import Path
@@ -181,11 +180,11 @@ def bench_reindex(files: int) -> None:
         repo.save()
         full = time.perf_counter() - t0
         total = len(repo.rows)
-        # edit the last chunk of one file (a trailing comment), re-send the whole repository
+        # edit one definition of one file (a renamed function: its embedded text changes), re-send everything
         edited = names[len(names) // 2]
         batch = [indexed(n) for n in names]
         f = batch[names.index(edited)]
-        f.chunks[-1].text += "\n# edited"
+        f.chunks[-1].text = f.chunks[-1].text.replace("def ", "def edited_", 1)
         before_hits, before_model = svc.cache.hits, svc.embedded_by_model
         t0 = time.perf_counter()
         _, pending = repo.apply(IndexBatch("bench", True, 2, batch, [], True), svc.cache)
@@ -203,7 +202,6 @@ def bench_reindex(files: int) -> None:
             f"unchanged chunks kept their vectors: {total - pending}"
         )
         svc.close()
-        asyncio.sleep(0)
 
 
 def main(argv: list[str] | None = None) -> int:
