@@ -238,5 +238,5 @@ def test_orchestrator_reranks_only_when_asked(
 
     default = stub.Search(search_pb2.SearchRequest(query=query, no_cache=True))
     assert rerank_report(default).status == common_pb2.LEG_STATUS_SKIPPED
-    assert "not measured to help" in rerank_report(default).reason
+    assert "off in the default preset" in rerank_report(default).reason
     assert not any(common_pb2.LEG_RERANK in h.found_by for h in default.hits)

@@ -12,6 +12,7 @@ TEXTS = [
     "def call_with_retries(fn, attempts=5):\n    # exponential backoff between tries\n    ...",
     "how are retries with exponential backoff done",
     "x",
+    "def long_function():\n" + "    total = total + compute_value(item)  # accumulate\n" * 80,  # > 256 tokens
 ]
 
 
@@ -21,7 +22,7 @@ def test_onnx_fp32_matches_torch(tmp_path: Path) -> None:
     assert torch_emb.load() and onnx_emb.load(), onnx_emb.unavailable_reason
     a = torch_emb.encode_documents(TEXTS)
     b = onnx_emb.encode_documents(TEXTS)
-    assert a.shape == b.shape == (3, 384)
+    assert a.shape == b.shape == (4, 384)
     # Same model, same vectors: they may share an index and a cache.
     assert np.min(np.sum(a * b, axis=1)) > 0.9999
     assert onnx_emb.model_id == torch_emb.model_id

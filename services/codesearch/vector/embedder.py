@@ -154,10 +154,8 @@ class _OnnxBackend:
         # Idle pool threads would spin for the next call and steal the cores the other legs need right now.
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
-        from transformers import AutoTokenizer
-
-        self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
         self.max_tokens = min(_configured_max_tokens(path), MAX_SEQ_TOKENS)
+        self.tokenize = _fast_tokenizer(path, self.max_tokens)
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.dims = int(self.session.get_outputs()[0].shape[-1])
 
@@ -167,14 +165,8 @@ class _OnnxBackend:
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         for s in range(0, len(order), batch_size):
             rows = order[s : s + batch_size]
-            enc = self.tokenizer(
-                [texts[i] for i in rows],
-                padding=True,
-                truncation=True,
-                max_length=self.max_tokens,
-                return_tensors="np",
-            )
-            feed = {k: v.astype(np.int64) for k, v in enc.items() if k in self.inputs}
+            enc = self.tokenize([texts[i] for i in rows])
+            feed = {k: v for k, v in enc.items() if k in self.inputs}
             hidden = self.session.run(None, feed)[0]
             if self.pooling == "cls":
                 pooled = hidden[:, 0, :]
@@ -183,6 +175,44 @@ class _OnnxBackend:
                 pooled = (hidden * mask).sum(1) / np.maximum(mask.sum(1), 1e-9)
             out[rows] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
         return out
+
+
+def _fast_tokenizer(path: str, max_tokens: int):  # type: ignore[no-untyped-def]
+    """texts -> {input_ids, attention_mask, token_type_ids} (int64, padded to the longest). Straight from the
+    folder's tokenizer.json with the `tokenizers` library when it has one: importing transformers for
+    AutoTokenizer costs ~4 s and loads torch (measured), which the onnx backends otherwise never need."""
+    file = Path(path) / "tokenizer.json"
+    if not file.is_file():
+        from transformers import AutoTokenizer
+
+        auto = AutoTokenizer.from_pretrained(path, local_files_only=True)
+
+        def with_transformers(texts: list[str]) -> dict[str, np.ndarray]:
+            enc = auto(texts, padding=True, truncation=True, max_length=max_tokens, return_tensors="np")
+            return {k: np.asarray(v, dtype=np.int64) for k, v in enc.items()}
+
+        return with_transformers
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(file))
+    special = Path(path) / "special_tokens_map.json"
+    pad = "[PAD]"
+    if special.is_file():
+        entry = json.loads(special.read_text()).get("pad_token", pad)
+        pad = entry["content"] if isinstance(entry, dict) else entry
+    pad_id = tok.token_to_id(pad)
+    tok.enable_truncation(max_length=max_tokens)
+    tok.enable_padding(pad_id=pad_id if pad_id is not None else 0, pad_token=pad)
+
+    def with_tokenizers(texts: list[str]) -> dict[str, np.ndarray]:
+        encs = tok.encode_batch(texts)
+        return {
+            "input_ids": np.array([e.ids for e in encs], dtype=np.int64),
+            "attention_mask": np.array([e.attention_mask for e in encs], dtype=np.int64),
+            "token_type_ids": np.array([e.type_ids for e in encs], dtype=np.int64),
+        }
+
+    return with_tokenizers
 
 
 def _configured_max_tokens(path: str) -> int:

@@ -8,6 +8,7 @@ so a changed model is exported again and an unchanged one is exported once per m
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -64,10 +65,15 @@ def _export_fp32(model_path: str, dest: Path) -> None:
 def export_onnx(model_path: str, cache_dir: Path, quantize: bool = False) -> Path:
     """Path of the ONNX model for `model_path` (fp32, or int8 when `quantize`), exporting it on first use."""
     out_dir = cache_dir / _cache_key(model_path)
-    out_dir.mkdir(parents=True, exist_ok=True)
     fp32 = out_dir / "model.fp32.onnx"
     if not fp32.is_file():
-        _export_fp32(model_path, fp32)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            _export_fp32(model_path, fp32)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                out_dir.rmdir()  # leave no empty folder behind for a model that cannot be exported
+            raise
         log.info("exported %s to %s", model_path, fp32)
     if not quantize:
         return fp32
