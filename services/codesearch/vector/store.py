@@ -41,13 +41,13 @@ FALLBACK_WINDOW_LINES = 40  # a file sent without chunks is cut into windows the
 INDEX_DTYPE = "f32"  # exact scores; f16/i8 are smaller but not yet shown to keep recall (bench.py)
 # Measured with 300 real queries (vector/bench_recall.py). On the stdlib's 19,016 real chunk embeddings:
 # M=16/ef=64 recall@10 0.952 (0.61 ms), M=16/ef=128 0.978 (0.80 ms), M=32/ef=128 0.981 (1.32 ms),
-# M=32/ef=256 0.990 (2.68 ms); exact numpy 4.0 ms. Grown to 100,000 (real + synthetic neighbours, --grow-to):
-# M=16/ef=64 0.907 (0.85 ms), M=16/ef=128 0.952 (1.40 ms), M=32/ef=128 0.962 (1.42 ms), M=32/ef=256 0.981
-# (2.54 ms, recall@50 0.977); exact numpy 15.9 ms. HNSW only answers above EXACT_SEARCH_MAX, where M=32/ef=256 is
-# the cheapest setting measured at recall@10 >= 0.98.
+# M=32/ef=256 0.990 (2.68 ms); exact numpy 4.0 ms. Grown to 100,000 (real + synthetic neighbours, --grow-to), build
+# beam 128: M=32/ef=128 0.962 (1.42 ms), M=32/ef=256 0.981 (2.54 ms); build beam 256: M=32/ef=96 0.972 (1.28 ms),
+# ef=128 0.980 (1.80 ms, recall@50 0.971), ef=256 0.989 (3.1 ms); exact numpy 12-16 ms. HNSW only answers above
+# EXACT_SEARCH_MAX; the wider build beam (145 s instead of ~60 s for 100k on 2 cores) buys recall 0.98 under 2 ms.
 HNSW_CONNECTIVITY = 32
-HNSW_EXPANSION_ADD = 128  # build-time beam; 7-8 s for 19k vectors, ~60 s for 100k on 2 cores
-HNSW_EXPANSION_SEARCH = 256
+HNSW_EXPANSION_ADD = 256
+HNSW_EXPANSION_SEARCH = 128
 # Up to this many vectors an exact scan answers (4.0 ms at 19k, measured above) and never misses; above it, HNSW.
 EXACT_SEARCH_MAX = 20_000
 FILTER_OVERSAMPLE = 8  # with a language filter, over-fetch from HNSW this many times before filtering
