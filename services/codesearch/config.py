@@ -6,6 +6,7 @@ Every service reads a `Settings`; nothing else reads `os.environ` for configurat
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,8 +53,8 @@ class Settings:
     embed_model: str = DEFAULT_EMBED_MODEL
     # How the embedding model runs: "onnx" (fp32), "torch", "onnx-int8" or "model2vec".
     embed_backend: str = DEFAULT_EMBED_BACKEND
-    # Machine-wide folder for models exported to ONNX (made once, shared by every data home); None = default.
-    model_cache: Path | None = None
+    # Machine-wide folder for models exported to ONNX (made once, shared by every data home).
+    model_cache: Path = field(default_factory=lambda: model_cache_dir(os.environ))
     # Cross-encoder reranker: a name, a path, or "" for the one trained into the data directory (if any).
     rerank_model: str = DEFAULT_RERANK_MODEL
     # Directories under which repositories may be indexed; empty means any readable directory.
@@ -92,9 +93,7 @@ class Settings:
             embed_model=e.get("CODESEARCH_EMBED_MODEL", DEFAULT_EMBED_MODEL),
             embed_backend=e.get("CODESEARCH_EMBED_BACKEND", DEFAULT_EMBED_BACKEND),
             rerank_model=e.get("CODESEARCH_RERANK_MODEL", DEFAULT_RERANK_MODEL),
-            model_cache=Path(e["CODESEARCH_MODEL_CACHE"]).expanduser()
-            if e.get("CODESEARCH_MODEL_CACHE")
-            else None,
+            model_cache=model_cache_dir(e),
             allowed_roots=roots,
             torch_threads=int(e.get("CODESEARCH_TORCH_THREADS", "0")),
             shards=tuple(a.strip() for a in e.get("CODESEARCH_SHARDS", "").split(",") if a.strip()),
@@ -111,6 +110,13 @@ class Settings:
     def service_dir(self, service: str) -> Path:
         """Data folder of one service (holds a folder per repository)."""
         return self.home / service
+
+
+def model_cache_dir(e: Mapping[str, str]) -> Path:
+    """Where exported models live: CODESEARCH_MODEL_CACHE, else the user's cache folder (XDG)."""
+    if e.get("CODESEARCH_MODEL_CACHE"):
+        return Path(e["CODESEARCH_MODEL_CACHE"]).expanduser()
+    return Path(e.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "codesearch"
 
 
 def client_address(env: dict[str, str] | None = None) -> str:

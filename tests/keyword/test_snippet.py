@@ -19,7 +19,7 @@ CLASS_CHUNK = '''class Mailbox:
 
 def test_the_window_holds_the_matching_docstring_not_the_class_header() -> None:
     q = words("Return a Message representation of visible headers.")
-    start, end, matching = focus(CLASS_CHUNK, 40, q, window=3)
+    start, end, matching = focus(CLASS_CHUNK.split("\n"), 40, q, window=3)
     lines = CLASS_CHUNK.split("\n")[start:end]
     assert any("representation of visible headers" in line for line in lines), lines
     assert lines[1].strip() == "def get_visible(self):"  # the window starts one line above its first match
@@ -27,6 +27,6 @@ def test_the_window_holds_the_matching_docstring_not_the_class_header() -> None:
 
 
 def test_no_match_keeps_the_head_and_short_chunks_fit() -> None:
-    assert focus(CLASS_CHUNK, 1, words("tcp socket timeout"), window=4)[:2] == (0, 4)
-    assert focus("x = 1", 7, words("x value"), window=6) == (0, 1, [])
+    assert focus(CLASS_CHUNK.split("\n"), 1, words("tcp socket timeout"), window=4)[:2] == (0, 4)
+    assert focus(["x = 1"], 7, words("x value"), window=6) == (0, 1, [])
     assert words("parseConfig of a") == {"parseconfig", "parse", "config", "of"}

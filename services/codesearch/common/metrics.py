@@ -1,4 +1,4 @@
-"""OpenTelemetry metrics: request and per-leg latency, degraded legs, cache hits, indexing progress, index sizes.
+"""OpenTelemetry metrics: request and per-leg latency, degraded legs, cache hits, indexing progress.
 
 Instruments are always created (no-ops without an SDK provider); `setup_metrics` installs the SDK when the
 environment asks for export: OTEL_METRICS_EXPORTER=otlp|console, or OTEL_EXPORTER_OTLP_ENDPOINT set.

@@ -230,7 +230,7 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
 def _bm25_hit(repo: str, h: Bm25Hit, rank: int, query_words: set[str]) -> common_pb2.Hit:
     doc, score = h.doc, h.score
     lines = doc.text.split("\n")
-    start, end, matching = snippet.focus(doc.text, doc.start_line, query_words, SNIPPET_LINES)
+    start, end, matching = snippet.focus(lines, doc.start_line, query_words, SNIPPET_LINES)
     return common_pb2.Hit(
         location=common_pb2.Location(
             repository=repo, path=doc.path, start_line=doc.start_line, end_line=doc.end_line

@@ -17,12 +17,15 @@ def words(text: str) -> set[str]:
     return {t.lower() for t in _native.code_tokens(text) if len(t) >= FOCUS_MIN_WORD_CHARS}
 
 
-def focus(text: str, first_line: int, query_words: set[str], window: int) -> tuple[int, int, list[int]]:
+def focus(
+    lines: list[str], first_line: int, query_words: set[str], window: int
+) -> tuple[int, int, list[int]]:
     """(start, end) line indexes (0-based, end exclusive) of `window` lines holding the most distinct query words
     (starting just above the first matching line; the chunk's head when no line matches), and the absolute numbers
     of the lines that hold any query word."""
-    lines = text.split("\n")
-    per_line = [words(line) & query_words if query_words else set() for line in lines]
+    if not query_words:
+        return 0, min(len(lines), window), []
+    per_line = [words(line) & query_words for line in lines]
     matching = [first_line + i for i, found in enumerate(per_line) if found]
     best_start, best = 0, 0
     for start in range(max(1, len(lines) - window + 1)):

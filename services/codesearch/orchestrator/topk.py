@@ -67,14 +67,14 @@ def confidence(
         if legs_answered
         else 0.0
     )
-    raw = {s.leg: s.score for s in fused[0].leg_scores}
+    top_legs = {s.leg for s in fused[0].leg_scores}
     z = (
         CONF_BIAS
         + CONF_MARGIN * margin
         + CONF_AGREEMENT * agreement
         + CONF_INTENT * intent_confidence
         + CONF_DIRECT * float(direct)
-        + CONF_STRUCTURAL * float(any(leg in raw for leg in EXACT_LEGS))
+        + CONF_STRUCTURAL * float(bool(top_legs & EXACT_LEGS))
         + CONF_COVERAGE * keyword_coverage
     )
     return 1 / (1 + math.exp(-z))

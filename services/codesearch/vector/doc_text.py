@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 
 VARIANTS = ("raw", "header", "structured")
-DEFAULT_VARIANT = "structured"  # variants tied within noise on a 40-query sample (bench_quality.py); the full-corpus dev figures were measured with this one
+# Variants tied within noise on a 40-query sample (bench_quality.py); the full-corpus figures used this one.
+DEFAULT_VARIANT = "structured"
 MAX_DOC_CHARS = 2000  # ~2-3x what 256 word pieces cover: the tokenizer truncates the rest anyway
 MAX_IDENT_WORDS = 40  # enough to name what the body touches without crowding out the body itself
 MAX_DOC_LINES = 6  # the first lines of a docstring carry its summary; the rest is parameters and examples

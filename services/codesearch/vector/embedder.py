@@ -22,6 +22,8 @@ from typing import Protocol
 
 import numpy as np
 
+from codesearch.config import model_cache_dir
+
 # Competing BLAS/OpenMP pools next to torch's own made one query embedding ~30x slower; numpy's share of the
 # work here is tiny, so its pools get one thread. Only effective when set before those libraries load.
 for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS"):
@@ -238,14 +240,6 @@ class _Model2VecBackend:
         return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
 
 
-def default_model_cache(env: dict[str, str] | None = None) -> Path:
-    """Where exported models live: CODESEARCH_MODEL_CACHE, else the user's cache folder."""
-    e = os.environ if env is None else env
-    if e.get("CODESEARCH_MODEL_CACHE"):
-        return Path(e["CODESEARCH_MODEL_CACHE"]).expanduser()
-    return Path(e.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "codesearch"
-
-
 def model_id_for(model: str, backend: str) -> str:
     """Vectors of different ids never mix. torch and fp32 onnx compute the same vectors (cosine 1.0000,
     measured), so they share the model's id; int8 and static models differ, so their id names the backend."""
@@ -269,7 +263,7 @@ class Embedder:
         self.threads = threads
         # The service's data folder, and the machine-wide folder for exported models (shared by every home).
         self.cache_dir = cache_dir or Path.home() / ".codesearch" / "vector"
-        self.model_cache = model_cache or default_model_cache()
+        self.model_cache = model_cache or model_cache_dir(os.environ)
         self.dims = 0
         self.unavailable_reason = ""
         self.load_seconds = 0.0

@@ -92,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     """Exports ahead of time (an image build), so servers with a read-only filesystem start at once."""
     import argparse
 
-    from codesearch.vector.embedder import default_model_cache, resolve_model_path
+    from codesearch.config import Settings
+    from codesearch.vector.embedder import resolve_model_path
 
     ap = argparse.ArgumentParser(description="export an embedding model to ONNX into the model cache")
     ap.add_argument("model", nargs="?", default="all-MiniLM-L6-v2", help="a model name or path")
@@ -102,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     if not Path(path).is_dir():
         print(f"codesearch: model {args.model!r} not found; looked in: {'; '.join(looked)}")
         return 1
-    print(export_onnx(path, default_model_cache() / "onnx", quantize=args.int8))
+    print(export_onnx(path, Settings.from_env().model_cache / "onnx", quantize=args.int8))
     return 0
 
 
