@@ -18,6 +18,7 @@ DEFAULT_EMBED_BACKEND = (
     "onnx"  # torch's fp32 vectors, 3x cheaper per query; vector/bench.py has every backend
 )
 DEFAULT_RERANK_MODEL = ""  # no pretrained cross-encoder ships offline; `codesearch reranker train` makes one
+DEFAULT_RERANK_BACKEND = "onnx"  # torch's logits at about half its latency (rerank/bench.py)
 MAX_QUERY_CHARS = 2048  # longer than any real question; bounds regex compile and tokenisation cost
 MAX_LIMIT = 200  # results per Search; more is a scan, not a search
 MAX_MESSAGE_BYTES = 64 << 20  # a 1 MiB file plus its chunks fits many times; bounds memory per call
@@ -57,6 +58,8 @@ class Settings:
     model_cache: Path = field(default_factory=lambda: model_cache_dir(os.environ))
     # Cross-encoder reranker: a name, a path, or "" for the one trained into the data directory (if any).
     rerank_model: str = DEFAULT_RERANK_MODEL
+    # How the cross-encoder runs: "onnx" (fp32), "onnx-int8" or "torch".
+    rerank_backend: str = DEFAULT_RERANK_BACKEND
     # Directories under which repositories may be indexed; empty means any readable directory.
     allowed_roots: tuple[Path, ...] = ()
     # Threads torch may use for embedding and reranking.
@@ -93,6 +96,7 @@ class Settings:
             embed_model=e.get("CODESEARCH_EMBED_MODEL", DEFAULT_EMBED_MODEL),
             embed_backend=e.get("CODESEARCH_EMBED_BACKEND", DEFAULT_EMBED_BACKEND),
             rerank_model=e.get("CODESEARCH_RERANK_MODEL", DEFAULT_RERANK_MODEL),
+            rerank_backend=e.get("CODESEARCH_RERANK_BACKEND", DEFAULT_RERANK_BACKEND),
             model_cache=model_cache_dir(e),
             allowed_roots=roots,
             torch_threads=int(e.get("CODESEARCH_TORCH_THREADS", "0")),

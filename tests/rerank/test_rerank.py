@@ -60,7 +60,7 @@ def toy_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
             items.append((q, [right, *wrong]))
         return items
 
-    steps = rtrain.train_steps(ce, batches, deadline=math.inf, max_steps=TOY_STEPS, max_length=TOY_LENGTH)
+    steps = rtrain.train_cross_encoder(ce, batches, math.inf, TOY_STEPS, TOY_LENGTH)
     assert steps == TOY_STEPS
     out = tmp_path_factory.mktemp("toy") / "model"
     ce.save(str(out))
@@ -68,7 +68,8 @@ def toy_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _settings(settings: Settings, model: str) -> Settings:
-    return dataclasses.replace(settings, rerank_model=model)
+    # Exports of the toy models go under the test's data directory, not the machine-wide model cache.
+    return dataclasses.replace(settings, rerank_model=model, model_cache=settings.home / "model-cache")
 
 
 def _start(start_server, settings: Settings):  # type: ignore[no-untyped-def]
@@ -186,7 +187,7 @@ def test_trained_model_in_data_dir_is_the_default(toy_model: Path, settings: Set
 
 def test_scores_are_sigmoid_of_logits_and_blend_applies(toy_model: Path, tmp_path: Path) -> None:
     cands = [Candidate(HELD_OUT_RIGHT, "a.py"), Candidate(HELD_OUT_WRONG, "b.txt")]
-    plain = Reranker(str(toy_model))
+    plain = Reranker(str(toy_model), cache_dirs=[tmp_path / "cache"])
     texts = plain.texts(HELD_OUT_QUERY, cands)
     logits = plain.logits(HELD_OUT_QUERY, texts)
     probs = plain.score(HELD_OUT_QUERY, cands)
@@ -197,7 +198,7 @@ def test_scores_are_sigmoid_of_logits_and_blend_applies(toy_model: Path, tmp_pat
     Blend(weights={"ce": 0.5, "lex": 2.0}, bias=-1.0, extra={"max_length": TOY_LENGTH}).save(
         blended_dir / BLEND_FILE
     )
-    blended = Reranker(str(blended_dir))
+    blended = Reranker(str(blended_dir), cache_dirs=[tmp_path / "cache"])
     lex = np.array([rtrain.rtext.lexical_overlap(HELD_OUT_QUERY, t) for t in texts])
     expected = 1 / (1 + np.exp(-(-1.0 + 0.5 * logits + 2.0 * lex)))
     np.testing.assert_allclose(blended.score(HELD_OUT_QUERY, cands), expected, atol=1e-5)
@@ -240,3 +241,47 @@ def test_orchestrator_reranks_only_when_asked(
     assert rerank_report(default).status == common_pb2.LEG_STATUS_SKIPPED
     assert "off in the default preset" in rerank_report(default).reason
     assert not any(common_pb2.LEG_RERANK in h.found_by for h in default.hits)
+
+
+def test_onnx_backends_score_like_torch(toy_model: Path, tmp_path: Path) -> None:
+    """The default onnx backend is the same model: torch's logits on real pairs of uneven length (padding),
+    no torch needed to score; int8 stays close and keeps the order of a clear pair."""
+    cands = [
+        Candidate(HELD_OUT_RIGHT, "a.py", ["Sorter"]),
+        Candidate(HELD_OUT_WRONG, "b.txt"),
+        Candidate("\n".join(f"def f{i}(x):\n    return x * {i}" for i in range(30)), "c.py", (), [7]),
+    ]
+    torch_rr = Reranker(str(toy_model), backend="torch")
+    onnx_rr = Reranker(str(toy_model), backend="onnx", cache_dirs=[tmp_path / "cache"])
+    int8_rr = Reranker(str(toy_model), backend="onnx-int8", cache_dirs=[tmp_path / "cache"])
+    assert (torch_rr.backend, onnx_rr.backend, int8_rr.backend) == ("torch", "onnx", "onnx-int8")
+    texts = torch_rr.texts(HELD_OUT_QUERY, cands)
+    assert onnx_rr.texts(HELD_OUT_QUERY, cands) == texts  # same tokenizer counts, same trimming
+    ref = torch_rr.logits(HELD_OUT_QUERY, texts)
+    np.testing.assert_allclose(onnx_rr.logits(HELD_OUT_QUERY, texts), ref, atol=1e-4)
+    np.testing.assert_allclose(
+        onnx_rr.score(HELD_OUT_QUERY, cands), torch_rr.score(HELD_OUT_QUERY, cands), atol=1e-5
+    )
+    int8 = int8_rr.logits(HELD_OUT_QUERY, texts)
+    assert int8[0] > int8[1]
+    assert np.abs(int8 - ref).max() < 1.0
+    assert {p.name for p in (tmp_path / "cache" / "onnx").iterdir()}  # exported into the cache given
+
+
+def test_unknown_backend_is_an_error_and_unsupported_models_fall_back(
+    toy_model: Path, tmp_path: Path
+) -> None:
+    with pytest.raises(ValueError, match="unknown rerank backend"):
+        Reranker(str(toy_model), backend="tensorrt")
+    # An activation the onnx backends do not reproduce: served by torch rather than mis-scored.
+    odd = tmp_path / "odd"
+    shutil.copytree(toy_model, odd)
+    cfg = odd / "config_sentence_transformers.json"
+    cfg.write_text(
+        cfg.read_text().replace("torch.nn.modules.activation.Sigmoid", "torch.nn.modules.activation.Tanh")
+    )
+    rr = Reranker(str(odd), cache_dirs=[tmp_path / "cache"])
+    assert rr.backend == "torch"
+    probs = rr.score(HELD_OUT_QUERY, [Candidate(HELD_OUT_RIGHT, "a.py")])
+    logit = rr.logits(HELD_OUT_QUERY, rr.texts(HELD_OUT_QUERY, [Candidate(HELD_OUT_RIGHT, "a.py")]))
+    np.testing.assert_allclose(probs, np.clip(np.tanh(logit), 0.0, 1.0), atol=1e-6)

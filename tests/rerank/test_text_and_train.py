@@ -60,6 +60,14 @@ def test_mining_removes_the_query_sentence(tmp_path: Path) -> None:
     assert d.sentence == "Open the lid of the box carefully"
     assert "carefully" not in d.code and "Raises if locked." in d.code
     assert "raise RuntimeError('locked')" in d.code
+    assert "Open the lid of the box carefully." in d.full_code  # as written, for the share read whole
+
+
+def test_about_half_the_definitions_keep_their_sentence() -> None:
+    defs = [rtrain.Definition(f"pkg/m{i % 7}.py", [], f"f{i}", "s", "code", "full") for i in range(400)]
+    kept = sum(rtrain.keeps_sentence(d) for d in defs)
+    assert abs(kept / len(defs) - rtrain.KEEP_SENTENCE_SHARE) < 0.1
+    assert [rtrain.keeps_sentence(d) for d in defs] == [rtrain.keeps_sentence(d) for d in defs]  # stable
 
 
 def test_split_is_by_file_and_stable() -> None:

@@ -1,6 +1,7 @@
 """`codesearch reranker train --repo NAME [--device cpu|cuda] [--budget-minutes N]`
 
-Fine-tunes a cross-encoder on pairs mined from an indexed repository; the server's rerank service loads it.
+Fine-tunes a gated cross-encoder (rerank/gated.py: it starts as the bundled bi-encoder) on pairs mined from an
+indexed repository; the server's rerank service loads it.
 The repository's source directory is asked of the server (ListRepositories), so --repo names an indexed one.
 """
 

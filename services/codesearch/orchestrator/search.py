@@ -36,12 +36,16 @@ CENTRALITY_DEPTH = 40
 RRF_K = {search_pb2.PRESET_QUICK: 40.0, search_pb2.PRESET_DEFAULT: 40.0, search_pb2.PRESET_THOROUGH: 60.0}
 NAIVE_RRF_K = 60.0  # the textbook constant, for the naive baseline
 DEFAULT_RESULTS = 20  # Smart TopK's hard maximum when the client leaves limit at 0
-# Candidates the cross-encoder reads when asked. With the trained model on 40-line chunks (dev check half, auto):
-# concept MRR@10 0.967 -> 0.980 at depth 10, 0.979 at 20; paraphrases (check half) 0.274 -> 0.285 at 20.
-# Cost on 2 cores: p50 ~1.0 s at 10 and ~1.5 s at 20 for meaning queries.
+# Candidates the cross-encoder reads when asked. With the gated reranker `codesearch reranker train` makes (blend
+# ce+lex, 40-line chunks, auto; MRR@10): concept 0.967 -> 0.982 (dev check half), paraphrases 0.233 / 0.274 ->
+# 0.271 / 0.281 (tune / check) at 20. An earlier model at 10 / 20 / 50: paraphrases 0.254 / 0.238 / 0.230
+# (tune), 0.236 / 0.238 / 0.236 (check): deeper reads more candidates the fused list already ranked low.
+# Cost on 2 cores, onnx backend, 128 tokens: ~0.65 s for 20 candidates (rerank/bench.py).
 RERANK_DEPTH = 20
-RERANK_DEPTH_THOROUGH = 50  # the thorough preset pays for a deeper look (quality at 50 not measured)
-# Intents where the default preset reranks. Rerank helps meaning queries (above) but costs ~100x the default
+RERANK_DEPTH_THOROUGH = (
+    50  # the thorough preset pays for a deeper look (no better than 20 when measured, above)
+)
+# Intents where the default preset reranks. Rerank helps meaning queries (above) but costs ~40x the default
 # preset's ~15 ms, so it runs on request (`--rerank on`) and in the thorough preset, not by default.
 RERANK_INTENTS: frozenset[int] = frozenset()
 # Keyword-leg query expansion (expansion.py). Off: on the dev set it lowered keyword MRR@10 from 0.880 to 0.868
@@ -265,7 +269,9 @@ class SearchPipeline:
             if preset == search_pb2.PRESET_QUICK:
                 return skipped("the quick preset does not rerank")
             if preset != search_pb2.PRESET_THOROUGH and route.intent not in RERANK_INTENTS:
-                return skipped("off in the default preset for this intent (~1 s on CPU; see RERANK_INTENTS)")
+                return skipped(
+                    "off in the default preset for this intent (~0.65 s on CPU; see RERANK_INTENTS)"
+                )
         if self.legs.rerank is None:
             return skipped("rerank service is not configured")
         if len(fused) < 2:

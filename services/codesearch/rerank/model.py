@@ -1,9 +1,11 @@
 """Loading a reranker and scoring (query, candidate) pairs with it.
 
-A reranker directory is a sentence-transformers CrossEncoder, optionally with `blend.json` (written by
-`codesearch reranker train`): a logistic regression over the cross-encoder logit, the bi-encoder cosine and the
-query's lexical overlap, fit on held-apart training data. Either way scores are probabilities in [0, 1]:
-the model's own activation (sigmoid for a 1-logit head), or the blend's logistic output. Never min-max per batch.
+A reranker directory is either a sentence-transformers CrossEncoder (any pretrained one), or a gated
+cross-encoder (rerank/gated.py, what `codesearch reranker train` makes), with `blend.json`: a logistic
+regression over the cross-encoder's score, the bi-encoder cosine and the query's lexical overlap, fit on
+held-apart training data (required for a gated model, optional for a CrossEncoder). Either way scores are
+probabilities in [0, 1]: the model's own activation (sigmoid for a 1-logit head), or the blend's logistic
+output. Never min-max per batch.
 """
 
 from __future__ import annotations
@@ -12,17 +14,20 @@ import contextlib
 import json
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
-from codesearch.config import Settings
+from codesearch.config import Settings, model_cache_dir
+from codesearch.rerank import gated
 from codesearch.rerank import text as rtext
+from codesearch.rerank.onnx_model import OnnxCrossEncoder, UnsupportedModel
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # bench.py: 256 tokens costs 2x (20 pairs: 1.35 s vs 2.7 s on one busy core).
 DEFAULT_MAX_LENGTH = 128
@@ -123,43 +128,169 @@ class Blend:
         return 1.0 / (1.0 + np.exp(-z))
 
 
+RERANK_BACKENDS = ("onnx", "onnx-int8", "torch")
+
+
+def _first_usable(caches: Sequence[Path], make: Callable[[Path], T]) -> T:
+    """make(cache) for the first cache folder that can be written (or already holds the export)."""
+    for i, cache in enumerate(caches):
+        try:
+            return make(cache)
+        except OSError as e:
+            if i == len(caches) - 1:
+                raise
+            log.warning("model cache %s not usable (%s); trying %s", cache, e, caches[i + 1])
+    raise ValueError("no model cache folder given")
+
+
+# Activations an onnx backend reproduces: both mean "sigmoid of the one logit" for a probability.
+SIGMOID_ACTIVATIONS = ("", "torch.nn.modules.activation.Sigmoid", "torch.nn.modules.linear.Identity")
+
+
+def _declared_max_length(path: Path) -> int:
+    """The longest input the folder's tokenizer declares (0 if it does not)."""
+    cfg = path / "tokenizer_config.json"
+    if not cfg.is_file():
+        return 0
+    n = json.loads(cfg.read_text()).get("model_max_length") or 0
+    return int(n) if 0 < n < 100_000 else 0  # transformers writes 1e30 for "no limit"
+
+
+def _declared_activation(path: Path) -> str:
+    cfg = path / "config_sentence_transformers.json"
+    return str(json.loads(cfg.read_text()).get("activation_fn") or "") if cfg.is_file() else ""
+
+
 class Reranker:
-    """A loaded cross-encoder (plus its blend, if any). Not thread-safe: callers serialise `score`."""
+    """A loaded cross-encoder (plus its blend, if any). Not thread-safe: callers serialise `score`.
 
-    def __init__(self, model: str, max_length: int = 0, threads: int = 0, device: str = "cpu") -> None:
+    backend "onnx" (default) runs the model exported to ONNX with torch's logits; "onnx-int8" quantised per
+    channel; "torch" with sentence-transformers or plain torch
+    (a GPU with device="cuda"). A model the onnx backends cannot run (no local folder, several labels, another
+    activation) falls back to torch.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        max_length: int = 0,
+        threads: int = 0,
+        device: str = "cpu",
+        backend: str = "onnx",
+        cache_dirs: Sequence[Path] = (),
+    ) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        import torch
-        from sentence_transformers import CrossEncoder, SentenceTransformer
-
-        configure_threads(threads)
+        if backend not in RERANK_BACKENDS:
+            raise ValueError(f"unknown rerank backend {backend!r}; use one of {', '.join(RERANK_BACKENDS)}")
         path = Path(model).expanduser()
         self.model_id = model
         blend_path = path / BLEND_FILE
         self.blend = Blend.load(blend_path) if blend_path.is_file() else None
         if not max_length and self.blend is not None:
             max_length = int(self.blend.extra.get("max_length", 0))
+        # Where ONNX exports go: the first writable of these (a container's machine-wide cache is read-only
+        # unless the image baked the export in).
+        caches = list(cache_dirs) or [model_cache_dir(os.environ)]
+        self._onnx: OnnxCrossEncoder | None = None
+        self._gated: Callable[[list[tuple[str, str]]], np.ndarray] | None = None
+        self.backend = "torch"
+        if path.is_dir() and gated.is_gated(path):
+            if self.blend is None:
+                raise ValueError(f"{path} holds a gated cross-encoder without its {BLEND_FILE}")
+            self._load_gated(path, max_length, threads, device, backend, caches)
+        elif backend != "torch" and device == "cpu" and path.is_dir():
+            if _declared_activation(path) not in SIGMOID_ACTIVATIONS:
+                log.warning(
+                    "reranker %s: activation %s needs the torch backend", model, _declared_activation(path)
+                )
+            else:
+                # The length the model was trained at, but never more than the default: longer costs latency.
+                own = _declared_max_length(path) or DEFAULT_MAX_LENGTH
+                self.max_length = max_length or min(own, DEFAULT_MAX_LENGTH)
+                try:
+                    self._onnx = _first_usable(
+                        caches,
+                        lambda c: OnnxCrossEncoder(
+                            path, self.max_length, threads, c, quantize=backend == "onnx-int8"
+                        ),
+                    )
+                    self.backend = backend
+                    self._count = self._onnx.count
+                except (UnsupportedModel, ImportError) as e:  # ImportError: no onnxruntime installed
+                    log.warning("reranker %s falls back to torch: %s", model, e)
+        if self._onnx is None and self._gated is None:
+            self._load_torch(model, path, max_length, threads, device)
+        self._bi_encoder: Callable[[list[str]], np.ndarray] | None = None
+        if self.blend is not None and "cos" in self.blend.weights:
+            self._bi_encoder = self._load_bi_encoder(self.blend.bi_encoder, threads, device, caches)
+
+    def _load_gated(
+        self, path: Path, max_length: int, threads: int, device: str, backend: str, caches: Sequence[Path]
+    ) -> None:
+        """A gated cross-encoder (rerank/gated.py): onnx (or onnx-int8) on CPU unless torch is asked for."""
+        self.max_length = max_length or int(gated.read_config(path).get("max_length") or DEFAULT_MAX_LENGTH)
+        if backend != "torch" and device == "cpu":
+            quantize = backend == "onnx-int8"
+            onnx = _first_usable(
+                caches, lambda c: gated.OnnxGated(path, self.max_length, threads, c / "onnx", quantize)
+            )
+            self._gated = lambda pairs: onnx.scores(pairs, BATCH_SIZE)
+            self._count = onnx.encoder.count
+            self.backend = backend
+            return
+        configure_threads(threads)
+        module = gated.load_module(path, device)
+        encoder = gated.PairEncoder(path, self.max_length, int(gated.read_config(path)["query_max_tokens"]))
+
+        def score(pairs: list[tuple[str, str]]) -> np.ndarray:
+            out = np.empty(len(pairs), dtype=np.float64)
+            for s in range(0, len(pairs), BATCH_SIZE):
+                out[s : s + BATCH_SIZE] = gated.torch_scores(
+                    module, encoder.encode(pairs[s : s + BATCH_SIZE])
+                )
+            return out
+
+        self._gated = score
+        self._count = encoder.count
+
+    def _load_torch(self, model: str, path: Path, max_length: int, threads: int, device: str) -> None:
+        from sentence_transformers import CrossEncoder
+
+        configure_threads(threads)
         self.cross_encoder = CrossEncoder(
             str(path) if path.is_dir() else model,
             max_length=max_length or None,
             device=device,
             local_files_only=True,
         )
-        # The length the model was trained at, but never more than the default: longer costs latency, not MRR.
         own = self.cross_encoder.max_seq_length or DEFAULT_MAX_LENGTH
         self.max_length = max_length or min(own, DEFAULT_MAX_LENGTH)
         self.cross_encoder.max_seq_length = self.max_length
         self.cross_encoder.model.eval()
-        self._identity = torch.nn.Identity()
         act = self.cross_encoder.activation_fn
         # A head without its own squashing (Identity) still needs one to be a probability.
-        self._activation = torch.nn.Sigmoid() if act is None or isinstance(act, torch.nn.Identity) else act
-        self.bi_encoder = None
-        if self.blend is not None and "cos" in self.blend.weights:
-            self.bi_encoder = SentenceTransformer(
-                resolve_bi_encoder(self.blend.bi_encoder), device=device, local_files_only=True
-            )
-            self.bi_encoder.max_seq_length = self.max_length
+        self._torch_activation = None if act is None or type(act).__name__ == "Identity" else act
         self._count = rtext.tokenizer_counter(self.cross_encoder.tokenizer)
+
+    def _load_bi_encoder(
+        self, name: str, threads: int, device: str, caches: Sequence[Path]
+    ) -> Callable[[list[str]], np.ndarray]:
+        """texts -> unit vectors, on the same kind of backend as the cross-encoder (onnx: torch's vectors)."""
+        bi_path = resolve_bi_encoder(name)
+        if self.backend != "torch":
+            from codesearch.vector.embedder import OnnxBackend
+
+            onnx_bi = _first_usable(
+                caches, lambda c: OnnxBackend(bi_path, threads, c / "onnx", False, self.max_length)
+            )
+            return lambda texts: onnx_bi.encode(texts, BATCH_SIZE)
+        from sentence_transformers import SentenceTransformer
+
+        torch_bi = SentenceTransformer(bi_path, device=device, local_files_only=True)
+        torch_bi.max_seq_length = self.max_length
+        return lambda texts: np.asarray(
+            torch_bi.encode(texts, batch_size=BATCH_SIZE, normalize_embeddings=True, show_progress_bar=False)
+        )
 
     def texts(self, query: str, candidates: Sequence[Candidate]) -> list[str]:
         q_tokens = self._count([query])[0]
@@ -171,34 +302,42 @@ class Reranker:
         ]
 
     def logits(self, query: str, texts: Sequence[str]) -> np.ndarray:
-        """Raw cross-encoder logits, batched by length so padding stays small."""
+        """Raw cross-encoder logits (a gated model's cosines), batched by length so padding stays small."""
+        if self._gated is not None:
+            return self._gated([(query, t) for t in texts])
+        if self._onnx is not None:
+            return self._onnx.logits([(query, t) for t in texts], BATCH_SIZE)
+        import torch
+
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out = np.empty(len(texts), dtype=np.float64)
         scores = self.cross_encoder.predict(
             [(query, texts[i]) for i in order],
             batch_size=BATCH_SIZE,
-            activation_fn=self._identity,
+            activation_fn=torch.nn.Identity(),
             show_progress_bar=False,
         )
         out[order] = np.asarray(scores, dtype=np.float64).reshape(-1)
         return out
 
     def cosines(self, query: str, texts: Sequence[str]) -> np.ndarray:
-        assert self.bi_encoder is not None
-        emb = self.bi_encoder.encode(
-            [query, *texts], batch_size=BATCH_SIZE, normalize_embeddings=True, show_progress_bar=False
-        )
+        assert self._bi_encoder is not None
+        emb = self._bi_encoder([query, *texts])
         return (emb[1:] @ emb[0]).astype(np.float64)
+
+    def probabilities(self, logits: np.ndarray) -> np.ndarray:
+        """The model's own activation for a one-logit head, sigmoid when it has none."""
+        if self._onnx is not None or self._gated is not None or self._torch_activation is None:
+            return 1.0 / (1.0 + np.exp(-logits))
+        import torch
+
+        return self._torch_activation(torch.from_numpy(logits)).numpy().astype(np.float64)
 
     def score(self, query: str, candidates: Sequence[Candidate]) -> np.ndarray:
         """Calibrated relevance probabilities in [0, 1], one per candidate, in request order."""
-        import torch
-
         texts = self.texts(query, candidates)
         if self.blend is None:
-            logits = self.logits(query, texts)
-            probs = self._activation(torch.from_numpy(logits)).numpy()
-            return np.clip(probs.astype(np.float64), 0.0, 1.0)
+            return np.clip(self.probabilities(self.logits(query, texts)), 0.0, 1.0)
         feats: dict[str, np.ndarray] = {}
         if "ce" in self.blend.weights:
             feats["ce"] = self.logits(query, texts)

@@ -59,9 +59,19 @@ class RerankServicer(rerank_pb2_grpc.RerankServiceServicer):
 
     def _load(self) -> None:
         try:
-            self.reranker = Reranker(self.model_name, threads=self.settings.torch_threads)
+            self.reranker = Reranker(
+                self.model_name,
+                threads=self.settings.torch_threads,
+                backend=self.settings.rerank_backend,
+                cache_dirs=(self.settings.model_cache, self.settings.service_dir("rerank") / "model-cache"),
+            )
             self.available, self.unavailable_reason = True, ""
-            log.info("reranker %s loaded (max_length %d)", self.model_name, self.reranker.max_length)
+            log.info(
+                "reranker %s loaded (%s backend, max_length %d)",
+                self.model_name,
+                self.reranker.backend,
+                self.reranker.max_length,
+            )
         except Exception as e:  # any failure to load means "not available", with the reason, not a crash
             self.available = False
             self.unavailable_reason = (

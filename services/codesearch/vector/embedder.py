@@ -17,6 +17,7 @@ import sqlite3
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -131,14 +132,14 @@ def _pooling_mode(path: str) -> str:
     raise ModelUnavailable(f"pooling {modes} is not supported by the onnx backends; use the torch backend")
 
 
-class _OnnxBackend:
+class OnnxBackend:
     """BERT exported with torch.onnx (fp32, or int8-quantised by onnxruntime); pooling + L2 norm in numpy.
 
     fp32 gives the torch backend's vectors (cosine 1.0000, measured) at a fraction of its per-call overhead,
     which is what a one-query embedding pays: 19-27 ms with torch vs 6.6 ms here on 2 cores (vector/bench.py).
     """
 
-    def __init__(self, path: str, threads: int, cache_dir: Path, quantize: bool) -> None:
+    def __init__(self, path: str, threads: int, cache_dir: Path, quantize: bool, max_tokens: int = 0) -> None:
         try:
             import onnxruntime as ort
         except ImportError as e:
@@ -156,8 +157,8 @@ class _OnnxBackend:
         # Idle pool threads would spin for the next call and steal the cores the other legs need right now.
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
-        self.max_tokens = min(_configured_max_tokens(path), MAX_SEQ_TOKENS)
-        self.tokenize = _fast_tokenizer(path, self.max_tokens)
+        self.max_tokens = max_tokens or min(_configured_max_tokens(path), MAX_SEQ_TOKENS)
+        self.tokenize = fast_tokenizer(path, self.max_tokens)
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.dims = int(self.session.get_outputs()[0].shape[-1])
 
@@ -179,26 +180,29 @@ class _OnnxBackend:
         return out
 
 
-def _fast_tokenizer(path: str, max_tokens: int):  # type: ignore[no-untyped-def]
-    """texts -> {input_ids, attention_mask, token_type_ids} (int64, padded to the longest). Straight from the
-    folder's tokenizer.json with the `tokenizers` library when it has one: importing transformers for
-    AutoTokenizer costs ~4 s and loads torch (measured), which the onnx backends otherwise never need."""
+def fast_tokenizer(path: str, max_tokens: int):  # type: ignore[no-untyped-def]
+    """texts (or (query, text) pairs) -> {input_ids, attention_mask, token_type_ids} (int64, padded to the
+    longest). Straight from the folder's tokenizer.json with the `tokenizers` library when it has one: importing
+    transformers for AutoTokenizer costs ~4 s and loads torch (measured), which the onnx backends otherwise
+    never need. Pairs are truncated longest-first, as transformers' truncation=True does."""
     file = Path(path) / "tokenizer.json"
     if not file.is_file():
         from transformers import AutoTokenizer
 
         auto = AutoTokenizer.from_pretrained(path, local_files_only=True)
 
-        def with_transformers(texts: list[str]) -> dict[str, np.ndarray]:
-            enc = auto(texts, padding=True, truncation=True, max_length=max_tokens, return_tensors="np")
+        def with_transformers(texts: Sequence[str] | Sequence[tuple[str, str]]) -> dict[str, np.ndarray]:
+            first = [t[0] for t in texts] if texts and isinstance(texts[0], tuple) else list(texts)
+            second = [t[1] for t in texts] if texts and isinstance(texts[0], tuple) else None
+            enc = auto(
+                first, second, padding=True, truncation=True, max_length=max_tokens, return_tensors="np"
+            )
             return {k: np.asarray(v, dtype=np.int64) for k, v in enc.items()}
 
         return with_transformers
-    from tokenizers import Tokenizer
-
-    tok = Tokenizer.from_file(str(file))
-    special = Path(path) / "special_tokens_map.json"
+    tok = load_tokenizer(path)
     pad = "[PAD]"
+    special = Path(path) / "special_tokens_map.json"
     if special.is_file():
         entry = json.loads(special.read_text()).get("pad_token", pad)
         pad = entry["content"] if isinstance(entry, dict) else entry
@@ -206,8 +210,8 @@ def _fast_tokenizer(path: str, max_tokens: int):  # type: ignore[no-untyped-def]
     tok.enable_truncation(max_length=max_tokens)
     tok.enable_padding(pad_id=pad_id if pad_id is not None else 0, pad_token=pad)
 
-    def with_tokenizers(texts: list[str]) -> dict[str, np.ndarray]:
-        encs = tok.encode_batch(texts)
+    def with_tokenizers(texts: Sequence[str] | Sequence[tuple[str, str]]) -> dict[str, np.ndarray]:
+        encs = tok.encode_batch(list(texts))
         return {
             "input_ids": np.array([e.ids for e in encs], dtype=np.int64),
             "attention_mask": np.array([e.attention_mask for e in encs], dtype=np.int64),
@@ -215,6 +219,16 @@ def _fast_tokenizer(path: str, max_tokens: int):  # type: ignore[no-untyped-def]
         }
 
     return with_tokenizers
+
+
+def load_tokenizer(path: str):  # type: ignore[no-untyped-def]
+    """The folder's tokenizer.json as a `tokenizers.Tokenizer` with no padding or truncation set."""
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(Path(path) / "tokenizer.json"))
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
 
 
 def _configured_max_tokens(path: str) -> int:
@@ -312,12 +326,12 @@ class Embedder:
         if self.backend_name in ("onnx", "onnx-int8"):
             quantize = self.backend_name == "onnx-int8"
             try:
-                return _OnnxBackend(path, self.threads, self.model_cache / "onnx", quantize)
+                return OnnxBackend(path, self.threads, self.model_cache / "onnx", quantize)
             except OSError as e:  # a read-only machine-wide cache (containers): export into the data folder
                 log.warning(
                     "model cache %s not usable (%s); exporting under %s", self.model_cache, e, self.cache_dir
                 )
-                return _OnnxBackend(path, self.threads, self.cache_dir / "onnx", quantize)
+                return OnnxBackend(path, self.threads, self.cache_dir / "onnx", quantize)
         return _TorchBackend(path, self.threads)
 
     def _describe_failure(self, e: Exception) -> str:

@@ -1,7 +1,8 @@
 """Exports a BERT-style sentence-transformers model to ONNX with torch.onnx (fp32), optionally quantised to int8.
 
 optimum is not used: it pins transformers versions and breaks the installed stack. The exported graph returns
-the last hidden state; pooling and normalisation happen in numpy (embedder._OnnxBackend).
+the last hidden state; pooling and normalisation happen in numpy (embedder.OnnxBackend). A cross-encoder
+(kind "classifier", rerank/onnx_model.py) returns its logits.
 Exports are cached per model folder under `cache_dir`, keyed by the folder path and its weights' size and mtime,
 so a changed model is exported again and an unchanged one is exported once per machine.
 """
@@ -19,7 +20,7 @@ log = logging.getLogger(__name__)
 ONNX_OPSET = 17  # supported by every onnxruntime since 1.14 and by the TorchScript exporter
 
 
-def _cache_key(model_path: str) -> str:
+def cache_key(model_path: str) -> str:
     p = Path(model_path)
     parts = [str(p.resolve())]
     for w in sorted(p.glob("*.safetensors")) + sorted(p.glob("*.bin")):
@@ -28,25 +29,40 @@ def _cache_key(model_path: str) -> str:
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 
-def _export_fp32(model_path: str, dest: Path) -> None:
+def _export_fp32(model_path: str, dest: Path, kind: str) -> None:
+    """Traces a model loaded here for the purpose: tracing changes the later outputs of the model it traces
+    (a cross-encoder's torch logits moved by up to 0.46 afterwards, measured), so never trace one in service."""
     import torch
-    from transformers import AutoModel, AutoTokenizer
+    from transformers import AutoModel, AutoModelForSequenceClassification, AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(model_path, local_files_only=True)
-    model = AutoModel.from_pretrained(model_path, local_files_only=True).eval()
-    enc = tok(["def example(x):\n    return x + 1"], return_tensors="pt")
+    if kind == "classifier":
+        model = AutoModelForSequenceClassification.from_pretrained(model_path, local_files_only=True).eval()
+        # A padded batch of pairs: traced on one unpadded input, the attention mask could be folded away.
+        enc = tok(
+            ["q", "a longer query"], ["t", "def f(x):\n    return x"], padding=True, return_tensors="pt"
+        )
+        output = "logits"
+    else:
+        model = AutoModel.from_pretrained(model_path, local_files_only=True).eval()
+        enc = tok(["def example(x):\n    return x + 1"], return_tensors="pt")
+        output = "hidden"
     names = [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in enc]
 
     class Wrapper(torch.nn.Module):
+        """Inputs by position: a dict argument is flattened in forward()'s signature order, which swaps
+        token_type_ids and attention_mask (a cross-encoder's logits were off by 7, measured)."""
+
         def __init__(self) -> None:
             super().__init__()
             self.m = model
 
         def forward(self, *args: torch.Tensor) -> torch.Tensor:
-            return self.m(**dict(zip(names, args, strict=True))).last_hidden_state
+            out = self.m(**dict(zip(names, args, strict=True)))
+            return out.logits if kind == "classifier" else out.last_hidden_state
 
     axes = {n: {0: "batch", 1: "seq"} for n in names}
-    axes["hidden"] = {0: "batch", 1: "seq"}
+    axes[output] = {0: "batch"} if kind == "classifier" else {0: "batch", 1: "seq"}
     tmp = dest.with_suffix(".tmp")
     with torch.no_grad():
         torch.onnx.export(
@@ -54,7 +70,7 @@ def _export_fp32(model_path: str, dest: Path) -> None:
             tuple(enc[n] for n in names),
             str(tmp),
             input_names=names,
-            output_names=["hidden"],
+            output_names=[output],
             dynamic_axes=axes,
             opset_version=ONNX_OPSET,
             dynamo=False,
@@ -62,29 +78,38 @@ def _export_fp32(model_path: str, dest: Path) -> None:
     os.replace(tmp, dest)
 
 
-def export_onnx(model_path: str, cache_dir: Path, quantize: bool = False) -> Path:
+EXPORT_KINDS = ("encoder", "classifier")  # last hidden state (embeddings) / logits (cross-encoders)
+
+
+def export_onnx(model_path: str, cache_dir: Path, quantize: bool = False, kind: str = "encoder") -> Path:
     """Path of the ONNX model for `model_path` (fp32, or int8 when `quantize`), exporting it on first use."""
-    out_dir = cache_dir / _cache_key(model_path)
+    if kind not in EXPORT_KINDS:
+        raise ValueError(f"unknown export kind {kind!r}")
+    out_dir = cache_dir / (cache_key(model_path) + ("" if kind == "encoder" else f"-{kind}"))
     fp32 = out_dir / "model.fp32.onnx"
     if not fp32.is_file():
         out_dir.mkdir(parents=True, exist_ok=True)
         try:
-            _export_fp32(model_path, fp32)
+            _export_fp32(model_path, fp32, kind)
         except BaseException:
             with contextlib.suppress(OSError):
                 out_dir.rmdir()  # leave no empty folder behind for a model that cannot be exported
             raise
         log.info("exported %s to %s", model_path, fp32)
-    if not quantize:
-        return fp32
-    final = out_dir / "model.int8.onnx"
+    return quantized(fp32) if quantize else fp32
+
+
+def quantized(fp32: Path) -> Path:
+    """model.int8.onnx beside an fp32 export, made on first use: dynamic int8 with per-channel scales (per
+    tensor moved a cross-encoder's logits by up to 7.4 and the embeddings' cosine to 0.895, measured)."""
+    final = fp32.parent / "model.int8.onnx"
     if not final.is_file():
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
-        tmp = out_dir / "model.int8.onnx.tmp"
+        tmp = fp32.parent / "model.int8.onnx.tmp"
         quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8, per_channel=True)
         os.replace(tmp, final)
-        log.info("quantised %s to %s", model_path, final)
+        log.info("quantised %s to %s", fp32, final)
     return final
 
 
