@@ -37,8 +37,8 @@ RRF_K = {search_pb2.PRESET_QUICK: 40.0, search_pb2.PRESET_DEFAULT: 40.0, search_
 NAIVE_RRF_K = 60.0  # the textbook constant, for the naive baseline
 DEFAULT_RESULTS = 20  # Smart TopK's hard maximum when the client leaves limit at 0
 # Candidates the cross-encoder reads when asked. With the gated reranker `codesearch reranker train` makes (blend
-# ce+lex, 40-line chunks, auto; MRR@10): concept 0.967 -> 0.982 (dev check half), paraphrases 0.233 / 0.274 ->
-# 0.271 / 0.281 (tune / check) at 20. An earlier model at 10 / 20 / 50: paraphrases 0.254 / 0.238 / 0.230
+# ce+lex, 40-line chunks, auto; MRR@10): concept 0.967 -> 0.980 (dev check half), paraphrases 0.233 / 0.274 ->
+# 0.261 / 0.276 (tune / check) at 20. An earlier model at 10 / 20 / 50: paraphrases 0.254 / 0.238 / 0.230
 # (tune), 0.236 / 0.238 / 0.236 (check): deeper reads more candidates the fused list already ranked low.
 # Cost on 2 cores, onnx backend, 128 tokens: ~0.65 s for 20 candidates (rerank/bench.py).
 RERANK_DEPTH = 20

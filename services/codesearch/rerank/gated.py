@@ -28,7 +28,6 @@ log = logging.getLogger(__name__)
 GATED_FILE = "gated.json"  # marks a gated cross-encoder folder and holds its gate
 QUERY_MAX_TOKENS = 32  # with [CLS]/[SEP]; mined queries are <= 40 words, most far shorter
 INITIAL_GATE = -4.0  # nearly shut (cross weights ~e^-4 of a segment's own), yet open enough for gradients
-ONNX_OPSET = 17  # as vector/onnx_export.py
 PAD_SEGMENT = -1  # segment id of padding positions
 
 
@@ -166,6 +165,8 @@ def export_onnx(model_dir: Path, cache_dir: Path, quantize: bool = False) -> Pat
 
 def _export_fp32(model_dir: Path, dest: Path) -> None:
     import torch
+
+    from codesearch.vector.onnx_export import ONNX_OPSET
 
     out_dir = dest.parent
     out_dir.mkdir(parents=True, exist_ok=True)

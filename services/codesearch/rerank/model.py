@@ -165,9 +165,8 @@ class Reranker:
     """A loaded cross-encoder (plus its blend, if any). Not thread-safe: callers serialise `score`.
 
     backend "onnx" (default) runs the model exported to ONNX with torch's logits; "onnx-int8" quantised per
-    channel; "torch" with sentence-transformers or plain torch
-    (a GPU with device="cuda"). A model the onnx backends cannot run (no local folder, several labels, another
-    activation) falls back to torch.
+    channel; "torch" with sentence-transformers or plain torch (a GPU with device="cuda"). A model the onnx
+    backends cannot run (no local folder, several labels, another activation) falls back to torch.
     """
 
     def __init__(
