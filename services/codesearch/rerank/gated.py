@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -45,19 +44,14 @@ class PairEncoder:
     Uses the folder's tokenizer.json through `tokenizers` (no transformers import when serving)."""
 
     def __init__(self, model_dir: Path, max_length: int, query_max_tokens: int = QUERY_MAX_TOKENS) -> None:
-        from codesearch.vector.embedder import load_tokenizer
+        from codesearch.vector.embedder import load_tokenizer, token_counter
 
         self.tok = load_tokenizer(str(model_dir))
+        self.count = token_counter(self.tok)  # without special tokens: rerank/text.py trims with these
         self.max_length = max_length
         self.query_max_tokens = query_max_tokens
         self.sep_id = self.tok.token_to_id("[SEP]")
         self.pad_id = self.tok.token_to_id("[PAD]") or 0
-
-    def count(self, lines: Sequence[str]) -> list[int]:
-        """Token counts without special tokens (rerank/text.py trims candidates with these)."""
-        if not lines:
-            return []
-        return [len(e.ids) for e in self.tok.encode_batch(list(lines), add_special_tokens=False)]
 
     def _cut(self, ids: list[int], limit: int) -> list[int]:
         return ids if len(ids) <= limit else [*ids[: limit - 1], self.sep_id]
@@ -166,26 +160,12 @@ def export_onnx(model_dir: Path, cache_dir: Path, quantize: bool = False) -> Pat
 def _export_fp32(model_dir: Path, dest: Path) -> None:
     import torch
 
-    from codesearch.vector.onnx_export import ONNX_OPSET
+    from codesearch.vector.onnx_export import trace_to_onnx
 
-    out_dir = dest.parent
-    out_dir.mkdir(parents=True, exist_ok=True)
-    module = load_module(model_dir)
+    dest.parent.mkdir(parents=True, exist_ok=True)
     sample = PairEncoder(model_dir, 64).encode([("q", "def f(x):\n    return x"), ("a longer query", "t")])
-    names = ["input_ids", "position_ids", "segment_ids"]
-    tmp = dest.with_suffix(".tmp")
-    with torch.no_grad():
-        torch.onnx.export(
-            module,
-            tuple(torch.from_numpy(sample[n]) for n in names),
-            str(tmp),
-            input_names=names,
-            output_names=["score"],
-            dynamic_axes={**{n: {0: "batch", 1: "seq"} for n in names}, "score": {0: "batch"}},
-            opset_version=ONNX_OPSET,
-            dynamo=False,
-        )
-    os.replace(tmp, dest)
+    inputs = {n: torch.from_numpy(sample[n]) for n in ("input_ids", "position_ids", "segment_ids")}
+    trace_to_onnx(load_module(model_dir), inputs, "score", {0: "batch"}, dest)
     log.info("exported %s to %s", model_dir, dest)
 
 
@@ -195,14 +175,9 @@ class OnnxGated:
     def __init__(
         self, model_dir: Path, max_length: int, threads: int, cache_dir: Path, quantize: bool = False
     ) -> None:
-        import onnxruntime as ort
+        from codesearch.vector.onnx_export import onnx_session
 
-        path = export_onnx(model_dir, cache_dir, quantize)
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads or os.cpu_count() or 1
-        opts.inter_op_num_threads = 1
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")  # see embedder.OnnxBackend
-        self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        self.session = onnx_session(export_onnx(model_dir, cache_dir, quantize), threads)
         self.encoder = PairEncoder(model_dir, max_length, int(read_config(model_dir)["query_max_tokens"]))
 
     def scores(self, pairs: Sequence[tuple[str, str]], batch_size: int) -> np.ndarray:

@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
@@ -25,9 +25,9 @@ from codesearch.config import Settings, model_cache_dir
 from codesearch.rerank import gated
 from codesearch.rerank import text as rtext
 from codesearch.rerank.onnx_model import OnnxCrossEncoder, UnsupportedModel
+from codesearch.vector.onnx_export import first_usable
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 # bench.py: 256 tokens costs 2x (20 pairs: 1.35 s vs 2.7 s on one busy core).
 DEFAULT_MAX_LENGTH = 128
@@ -131,18 +131,6 @@ class Blend:
 RERANK_BACKENDS = ("onnx", "onnx-int8", "torch")
 
 
-def _first_usable(caches: Sequence[Path], make: Callable[[Path], T]) -> T:
-    """make(cache) for the first cache folder that can be written (or already holds the export)."""
-    for i, cache in enumerate(caches):
-        try:
-            return make(cache)
-        except OSError as e:
-            if i == len(caches) - 1:
-                raise
-            log.warning("model cache %s not usable (%s); trying %s", cache, e, caches[i + 1])
-    raise ValueError("no model cache folder given")
-
-
 # Activations an onnx backend reproduces: both mean "sigmoid of the one logit" for a probability.
 SIGMOID_ACTIVATIONS = ("", "torch.nn.modules.activation.Sigmoid", "torch.nn.modules.linear.Identity")
 
@@ -198,16 +186,15 @@ class Reranker:
                 raise ValueError(f"{path} holds a gated cross-encoder without its {BLEND_FILE}")
             self._load_gated(path, max_length, threads, device, backend, caches)
         elif backend != "torch" and device == "cpu" and path.is_dir():
-            if _declared_activation(path) not in SIGMOID_ACTIVATIONS:
-                log.warning(
-                    "reranker %s: activation %s needs the torch backend", model, _declared_activation(path)
-                )
+            activation = _declared_activation(path)
+            if activation not in SIGMOID_ACTIVATIONS:
+                log.warning("reranker %s: activation %s needs the torch backend", model, activation)
             else:
                 # The length the model was trained at, but never more than the default: longer costs latency.
                 own = _declared_max_length(path) or DEFAULT_MAX_LENGTH
                 self.max_length = max_length or min(own, DEFAULT_MAX_LENGTH)
                 try:
-                    self._onnx = _first_usable(
+                    self._onnx = first_usable(
                         caches,
                         lambda c: OnnxCrossEncoder(
                             path, self.max_length, threads, c, quantize=backend == "onnx-int8"
@@ -227,10 +214,11 @@ class Reranker:
         self, path: Path, max_length: int, threads: int, device: str, backend: str, caches: Sequence[Path]
     ) -> None:
         """A gated cross-encoder (rerank/gated.py): onnx (or onnx-int8) on CPU unless torch is asked for."""
-        self.max_length = max_length or int(gated.read_config(path).get("max_length") or DEFAULT_MAX_LENGTH)
+        config = gated.read_config(path)
+        self.max_length = max_length or int(config.get("max_length") or DEFAULT_MAX_LENGTH)
         if backend != "torch" and device == "cpu":
             quantize = backend == "onnx-int8"
-            onnx = _first_usable(
+            onnx = first_usable(
                 caches, lambda c: gated.OnnxGated(path, self.max_length, threads, c / "onnx", quantize)
             )
             self._gated = lambda pairs: onnx.scores(pairs, BATCH_SIZE)
@@ -239,7 +227,7 @@ class Reranker:
             return
         configure_threads(threads)
         module = gated.load_module(path, device)
-        encoder = gated.PairEncoder(path, self.max_length, int(gated.read_config(path)["query_max_tokens"]))
+        encoder = gated.PairEncoder(path, self.max_length, int(config["query_max_tokens"]))
 
         def score(pairs: list[tuple[str, str]]) -> np.ndarray:
             out = np.empty(len(pairs), dtype=np.float64)
@@ -279,7 +267,7 @@ class Reranker:
         if self.backend != "torch":
             from codesearch.vector.embedder import OnnxBackend
 
-            onnx_bi = _first_usable(
+            onnx_bi = first_usable(
                 caches, lambda c: OnnxBackend(bi_path, threads, c / "onnx", False, self.max_length)
             )
             return lambda texts: onnx_bi.encode(texts, BATCH_SIZE)

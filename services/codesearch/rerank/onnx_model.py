@@ -9,7 +9,6 @@ difference 2e-6 over 20 pairs at 128 tokens, measured); it is ~2x faster per cal
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -33,10 +32,8 @@ class OnnxCrossEncoder:
     def __init__(
         self, model_dir: Path, max_length: int, threads: int, cache_dir: Path, quantize: bool
     ) -> None:
-        import onnxruntime as ort
-
-        from codesearch.vector.embedder import fast_tokenizer, load_tokenizer
-        from codesearch.vector.onnx_export import export_onnx
+        from codesearch.vector.embedder import fast_tokenizer, load_tokenizer, token_counter
+        from codesearch.vector.onnx_export import export_onnx, onnx_session
 
         if not (model_dir / "config.json").is_file():
             raise UnsupportedModel(f"{model_dir} is not a model folder; the onnx backends need one")
@@ -45,23 +42,12 @@ class OnnxCrossEncoder:
         if not (model_dir / "tokenizer.json").is_file():
             raise UnsupportedModel(f"{model_dir} has no tokenizer.json; use the torch backend")
         path = export_onnx(str(model_dir), cache_dir / ONNX_SUBDIR, quantize=quantize, kind="classifier")
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads or os.cpu_count() or 1
-        opts.inter_op_num_threads = 1
-        # Idle pool threads would spin for the next call and steal the cores the other legs need.
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        self.session = onnx_session(path, threads)
         self.inputs = {i.name for i in self.session.get_inputs()}
-        self.onnx_path = path
         self.max_length = max_length
         self._tokenize = fast_tokenizer(str(model_dir), max_length)
-        self._plain = load_tokenizer(str(model_dir))
-
-    def count(self, lines: Sequence[str]) -> list[int]:
-        """Token counts without special tokens (rerank/text.py trims candidates with these)."""
-        if not lines:
-            return []
-        return [len(e.ids) for e in self._plain.encode_batch(list(lines), add_special_tokens=False)]
+        # Token counts without special tokens (rerank/text.py trims candidates with these).
+        self.count = token_counter(load_tokenizer(str(model_dir)))
 
     def logits(self, pairs: Sequence[tuple[str, str]], batch_size: int) -> np.ndarray:
         out = np.empty(len(pairs), dtype=np.float64)

@@ -24,6 +24,7 @@ from typing import Protocol
 import numpy as np
 
 from codesearch.config import model_cache_dir
+from codesearch.vector.onnx_export import first_usable
 
 # Competing BLAS/OpenMP pools next to torch's own made one query embedding ~30x slower; numpy's share of the
 # work here is tiny, so its pools get one thread. Only effective when set before those libraries load.
@@ -141,22 +142,15 @@ class OnnxBackend:
 
     def __init__(self, path: str, threads: int, cache_dir: Path, quantize: bool, max_tokens: int = 0) -> None:
         try:
-            import onnxruntime as ort
+            import onnxruntime  # noqa: F401  (only whether it is installed)
         except ImportError as e:
             raise ModelUnavailable(
                 "the onnx backends need the onnxruntime package (pip install onnxruntime)"
             ) from e
-        from codesearch.vector.onnx_export import export_onnx
+        from codesearch.vector.onnx_export import export_onnx, onnx_session
 
         self.pooling = _pooling_mode(path)
-        n = threads or os.cpu_count() or 1
-        onnx_path = export_onnx(path, cache_dir, quantize=quantize)
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = n
-        opts.inter_op_num_threads = 1
-        # Idle pool threads would spin for the next call and steal the cores the other legs need right now.
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
+        self.session = onnx_session(export_onnx(path, cache_dir, quantize=quantize), threads)
         self.max_tokens = max_tokens or min(_configured_max_tokens(path), MAX_SEQ_TOKENS)
         self.tokenize = fast_tokenizer(path, self.max_tokens)
         self.inputs = {i.name for i in self.session.get_inputs()}
@@ -229,6 +223,17 @@ def load_tokenizer(path: str):  # type: ignore[no-untyped-def]
     tok.no_truncation()
     tok.no_padding()
     return tok
+
+
+def token_counter(tok):  # type: ignore[no-untyped-def]
+    """lines -> token counts without special tokens, for a `load_tokenizer` tokenizer."""
+
+    def count(lines: Sequence[str]) -> list[int]:
+        if not lines:
+            return []
+        return [len(e.ids) for e in tok.encode_batch(list(lines), add_special_tokens=False)]
+
+    return count
 
 
 def _configured_max_tokens(path: str) -> int:
@@ -325,13 +330,10 @@ class Embedder:
             return _Model2VecBackend(path)
         if self.backend_name in ("onnx", "onnx-int8"):
             quantize = self.backend_name == "onnx-int8"
-            try:
-                return OnnxBackend(path, self.threads, self.model_cache / "onnx", quantize)
-            except OSError as e:  # a read-only machine-wide cache (containers): export into the data folder
-                log.warning(
-                    "model cache %s not usable (%s); exporting under %s", self.model_cache, e, self.cache_dir
-                )
-                return OnnxBackend(path, self.threads, self.cache_dir / "onnx", quantize)
+            return first_usable(
+                [self.model_cache / "onnx", self.cache_dir / "onnx"],
+                lambda c: OnnxBackend(path, self.threads, c, quantize),
+            )
         return _TorchBackend(path, self.threads)
 
     def _describe_failure(self, e: Exception) -> str:

@@ -13,9 +13,12 @@ import contextlib
 import hashlib
 import logging
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, TypeVar
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 ONNX_OPSET = 17  # supported by every onnxruntime since 1.14 and by the TorchScript exporter
 
@@ -61,21 +64,54 @@ def _export_fp32(model_path: str, dest: Path, kind: str) -> None:
             out = self.m(**dict(zip(names, args, strict=True)))
             return out.logits if kind == "classifier" else out.last_hidden_state
 
-    axes = {n: {0: "batch", 1: "seq"} for n in names}
-    axes[output] = {0: "batch"} if kind == "classifier" else {0: "batch", 1: "seq"}
+    out_axes = {0: "batch"} if kind == "classifier" else {0: "batch", 1: "seq"}
+    trace_to_onnx(Wrapper(), {n: enc[n] for n in names}, output, out_axes, dest)
+
+
+def trace_to_onnx(
+    module: Any, inputs: dict[str, Any], output: str, output_axes: dict[int, str], dest: Path
+) -> None:
+    """Traces module(*inputs) to `dest` (written beside it, then renamed), batch and sequence axes dynamic."""
+    import torch
+
     tmp = dest.with_suffix(".tmp")
     with torch.no_grad():
         torch.onnx.export(
-            Wrapper(),
-            tuple(enc[n] for n in names),
+            module,
+            tuple(inputs.values()),
             str(tmp),
-            input_names=names,
+            input_names=list(inputs),
             output_names=[output],
-            dynamic_axes=axes,
+            dynamic_axes={**{n: {0: "batch", 1: "seq"} for n in inputs}, output: output_axes},
             opset_version=ONNX_OPSET,
             dynamo=False,
         )
     os.replace(tmp, dest)
+
+
+def onnx_session(path: Path, threads: int) -> Any:
+    """An onnxruntime CPU session with `threads` intra-op threads (0: every core) that never spin idle."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads or os.cpu_count() or 1
+    opts.inter_op_num_threads = 1
+    # Idle pool threads would spin for the next call and steal the cores the other legs need right now.
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+
+def first_usable(caches: Sequence[Path], make: Callable[[Path], T]) -> T:
+    """make(cache) for the first cache folder that can be written (or already holds the export): a container's
+    machine-wide cache is read-only unless the image baked the export in."""
+    for i, cache in enumerate(caches):
+        try:
+            return make(cache)
+        except OSError as e:
+            if i == len(caches) - 1:
+                raise
+            log.warning("model cache %s not usable (%s); trying %s", cache, e, caches[i + 1])
+    raise ValueError("no model cache folder given")
 
 
 EXPORT_KINDS = ("encoder", "classifier")  # last hidden state (embeddings) / logits (cross-encoders)
