@@ -8,7 +8,7 @@ import re
 
 import grpc
 
-REPO_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+REPO_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$")  # "@": a git ref beside its repository
 
 
 class ServiceError(Exception):
@@ -37,10 +37,11 @@ def failed_precondition(message: str) -> ServiceError:
 
 
 def check_repo_name(name: str) -> str:
-    """A repository name is a folder name on disk: letters, digits, '.', '_', '-', not starting with a dot."""
+    """A repository name is a folder name on disk: letters, digits, '.', '_', '-', '@' (`repo@branch`), not
+    starting with a dot."""
     if not REPO_NAME_RE.match(name):
         raise invalid(
-            f"invalid repository name {name!r}: use 1-100 letters, digits, '.', '_' or '-', not starting with '.' or '-'"
+            f"invalid repository name {name!r}: use 1-100 letters, digits, '.', '_', '-' or '@', not starting with '.' or '-'"
         )
     return name
 

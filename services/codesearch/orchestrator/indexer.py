@@ -23,7 +23,8 @@ from codesearch.common.errors import ServiceError, check_repo_name, failed_preco
 from codesearch.common.index_update import update_messages
 from codesearch.common.languages import detect_language
 from codesearch.common.metrics import files_indexed, index_runs
-from codesearch.common.walker import read_text_file, walk
+from codesearch.common.sources import Source, SourceFile
+from codesearch.common.sources.choose import default_name, open_source
 from codesearch.config import Settings
 from codesearch.graph.extract import extract
 from codesearch.orchestrator.chunker import chunk_lines, chunking_fingerprint
@@ -99,7 +100,8 @@ def check_root(path: str, settings: Settings) -> Path:
 class _Run:
     name: str
     root: Path
-    exclude: list[str] = field(default_factory=list)
+    source: Source
+    watch: bool = False
     started: float = field(default_factory=time.monotonic)
     progress: search_pb2.IndexRepositoryResponse = field(default_factory=search_pb2.IndexRepositoryResponse)
 
@@ -127,7 +129,17 @@ class Indexer:
         self, request: search_pb2.IndexRepositoryRequest
     ) -> AsyncIterator[search_pb2.IndexRepositoryResponse]:
         root = check_root(request.path, self.settings)
-        name = check_repo_name(request.name or root.name)
+        if request.watch and request.ref:
+            raise invalid("watch is for directory sources; a git ref changes only by new commits")
+        source = await asyncio.to_thread(
+            open_source,
+            root,
+            request.ref,
+            self.settings.max_file_bytes,
+            list(request.exclude),
+            list(request.changed_paths),
+        )
+        name = check_repo_name(request.name or default_name(root, request.ref))
         existing = self.registry.get(name)
         if existing is not None and existing.root != str(root):
             raise failed_precondition(
@@ -138,7 +150,7 @@ class Indexer:
             raise ServiceError(grpc.StatusCode.ABORTED, f"repository {name!r} is being indexed already")
         async with lock:
             async for progress in self._run_locked(
-                _Run(name, root, list(request.exclude)), request.force_full
+                _Run(name, root, source, request.watch), request.force_full
             ):
                 yield progress
 
@@ -146,11 +158,12 @@ class Indexer:
         self, run: _Run, force_full: bool
     ) -> AsyncIterator[search_pb2.IndexRepositoryResponse]:
         yield run.snapshot(search_pb2.INDEX_PHASE_SCANNING)
-        walked = await asyncio.to_thread(walk, run.root, self.settings.max_file_bytes, run.exclude)
-        for rel, reason in walked.skipped:
+        listing = await asyncio.to_thread(run.source.listing)
+        for rel, reason in listing.skipped:
             run.progress.files_skipped += 1
             run.warn(f"{rel}: skipped, {reason}")
-        run.progress.files_total = len(walked.files)
+        run.progress.files_total = len(listing.files)
+        run.progress.commit, run.progress.ref = listing.commit, run.source.ref
         yield run.snapshot(search_pb2.INDEX_PHASE_INDEXING)
 
         manifests = self.registry.manifest(run.name)
@@ -159,10 +172,19 @@ class Indexer:
         if "keyword" not in available:
             raise failed_precondition("the keyword service is not configured; nothing can be indexed")
 
+        previous_record = self.registry.get(run.name)
+        maybe_changed = await self._delta(run, previous_record, force_full)
         current: dict[str, str] = {}  # path -> hash of every readable file now
         to_send: dict[str, common_pb2.IndexedFile] = {}  # path -> file, for files some leg lacks
-        for i, wf in enumerate(walked.files):
-            data, reason = await asyncio.to_thread(read_text_file, wf.abs_path, self.settings.max_file_bytes)
+        for i, wf in enumerate(listing.files):
+            known = _known_digest(wf, maybe_changed, leg_manifest, available)
+            if known is not None:
+                current[wf.rel_path] = known
+                run.progress.files_unchanged += 1
+                run.progress.files_done = i + 1
+                continue
+            data, reason = await asyncio.to_thread(run.source.read, wf)
+            run.progress.files_read += 1
             if data is None:
                 run.progress.files_skipped += 1
                 run.warn(f"{wf.rel_path}: skipped, {reason}")
@@ -187,7 +209,6 @@ class Indexer:
         yield run.snapshot(search_pb2.INDEX_PHASE_COMMITTING)
 
         replace_all = force_full or not manifests
-        previous_record = self.registry.get(run.name)
         version = (previous_record.index_version if previous_record else 0) + 1
         results = await asyncio.gather(
             *(
@@ -220,6 +241,10 @@ class Indexer:
                 indexed_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 files=len(current),
                 chunks=chunks_total,
+                commit=listing.commit,
+                ref=run.source.ref,
+                chunking=chunking_fingerprint(),
+                watched=run.watch or bool(previous and previous.watched),
             )
         )
         run.progress.index_version = version
@@ -232,6 +257,19 @@ class Indexer:
             files_indexed.add(count, {"repository": run.name, "outcome": outcome})
         index_runs.add(1, {"repository": run.name})
         yield run.snapshot(search_pb2.INDEX_PHASE_DONE)
+
+    async def _delta(self, run: _Run, previous: RepoRecord | None, force_full: bool) -> set[str] | None:
+        """The paths that may differ from the last run (the rest need not be read), or None: read all.
+
+        Trusted only when the last run read the same kind of source at the same ref, under the same chunker."""
+        if force_full or previous is None or previous.ref != run.source.ref:
+            return None
+        if previous.chunking != chunking_fingerprint():
+            return None
+        changed = await asyncio.to_thread(run.source.changed_since, previous.commit)
+        if changed is not None:
+            run.progress.delta_from_commit = previous.commit
+        return changed
 
     async def _update_leg(
         self,
@@ -256,6 +294,19 @@ class Indexer:
         messages = update_messages(request_type, repo, changed, deleted, replace_all, version)
         response = await method()(iter(messages), timeout=LEG_UPDATE_TIMEOUT_S)
         return int(response.result.chunks_total)
+
+
+def _known_digest(
+    file: SourceFile,
+    maybe_changed: set[str] | None,
+    leg_manifest: dict[str, dict[str, str]],
+    available: list[str],
+) -> str | None:
+    """The digest every available leg already holds for a file the source says did not change, else None."""
+    if maybe_changed is None or file.rel_path in maybe_changed:
+        return None
+    digests = {leg_manifest[leg].get(file.rel_path) for leg in available}
+    return digests.pop() if len(digests) == 1 and None not in digests else None
 
 
 # Statuses of a failed leg update the client should see as they are (disk full, data dir read-only, a bad file).

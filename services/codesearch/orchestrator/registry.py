@@ -22,6 +22,10 @@ class RepoRecord:
     indexed_at: str = ""
     files: int = 0
     chunks: int = 0
+    commit: str = ""  # git sources: the commit the index holds
+    ref: str = ""  # git sources: the ref as asked for
+    chunking: str = ""  # the chunker's fingerprint at the last run: a source's delta is trusted only under it
+    watched: bool = False  # the server watches the directory (IndexRepositoryRequest.watch)
 
 
 class Registry:

@@ -13,6 +13,7 @@ from codesearch.common.grpc_util import rpc, rpc_stream
 from codesearch.config import Settings
 from codesearch.orchestrator.indexer import Indexer
 from codesearch.orchestrator.legs import LegClients
+from codesearch.orchestrator.refs import select, stamp_commits
 from codesearch.orchestrator.registry import Registry, RepoRecord
 from codesearch.orchestrator.search import SearchPipeline
 from codesearch.v1 import (
@@ -48,7 +49,12 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
     async def Search(
         self, request: search_pb2.SearchRequest, context: grpc.aio.ServicerContext
     ) -> search_pb2.SearchResponse:
-        return await self.pipeline.search(request, context.time_remaining())
+        records = self.registry.load()
+        if request.repositories or request.refs:
+            request = _with_repositories(request, select(records, request.repositories, request.refs))
+        response = await self.pipeline.search(request, context.time_remaining())
+        stamp_commits(records, response.hits)
+        return response
 
     @rpc
     async def BuildContext(
@@ -156,7 +162,20 @@ def _repo(r: RepoRecord) -> search_pb2.Repository:
         chunks=r.chunks,
         index_version=r.index_version,
         indexed_at=r.indexed_at,
+        commit=r.commit,
+        ref=r.ref,
+        watched=r.watched,
     )
+
+
+def _with_repositories(request: search_pb2.SearchRequest, names: list[str]) -> search_pb2.SearchRequest:
+    """The request over exactly these repositories (the refs filter is then applied)."""
+    out = search_pb2.SearchRequest()
+    out.CopyFrom(request)
+    del out.repositories[:]
+    out.repositories.extend(names)
+    del out.refs[:]
+    return out
 
 
 def register(server: grpc.aio.Server, settings: Settings, local_legs: set[str]) -> list[str]:

@@ -92,7 +92,7 @@ class Boost(_message.Message):
     def __init__(self, name: _Optional[str] = ..., factor: _Optional[float] = ...) -> None: ...
 
 class Hit(_message.Message):
-    __slots__ = ("location", "snippet", "score", "leg_scores", "found_by", "boosts", "language", "breadcrumb", "symbol", "match_lines")
+    __slots__ = ("location", "snippet", "score", "leg_scores", "found_by", "boosts", "language", "breadcrumb", "symbol", "match_lines", "commit")
     LOCATION_FIELD_NUMBER: _ClassVar[int]
     SNIPPET_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
@@ -103,6 +103,7 @@ class Hit(_message.Message):
     BREADCRUMB_FIELD_NUMBER: _ClassVar[int]
     SYMBOL_FIELD_NUMBER: _ClassVar[int]
     MATCH_LINES_FIELD_NUMBER: _ClassVar[int]
+    COMMIT_FIELD_NUMBER: _ClassVar[int]
     location: Location
     snippet: str
     score: float
@@ -113,7 +114,8 @@ class Hit(_message.Message):
     breadcrumb: _containers.RepeatedScalarFieldContainer[str]
     symbol: str
     match_lines: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, location: _Optional[_Union[Location, _Mapping]] = ..., snippet: _Optional[str] = ..., score: _Optional[float] = ..., leg_scores: _Optional[_Iterable[_Union[LegScore, _Mapping]]] = ..., found_by: _Optional[_Iterable[_Union[Leg, str]]] = ..., boosts: _Optional[_Iterable[_Union[Boost, _Mapping]]] = ..., language: _Optional[str] = ..., breadcrumb: _Optional[_Iterable[str]] = ..., symbol: _Optional[str] = ..., match_lines: _Optional[_Iterable[int]] = ...) -> None: ...
+    commit: str
+    def __init__(self, location: _Optional[_Union[Location, _Mapping]] = ..., snippet: _Optional[str] = ..., score: _Optional[float] = ..., leg_scores: _Optional[_Iterable[_Union[LegScore, _Mapping]]] = ..., found_by: _Optional[_Iterable[_Union[Leg, str]]] = ..., boosts: _Optional[_Iterable[_Union[Boost, _Mapping]]] = ..., language: _Optional[str] = ..., breadcrumb: _Optional[_Iterable[str]] = ..., symbol: _Optional[str] = ..., match_lines: _Optional[_Iterable[int]] = ..., commit: _Optional[str] = ...) -> None: ...
 
 class LegReport(_message.Message):
     __slots__ = ("leg", "status", "reason", "latency_ms", "hits", "weight")

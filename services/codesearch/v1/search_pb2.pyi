@@ -86,19 +86,25 @@ RERANK_POLICY_ON: RerankPolicy
 RERANK_POLICY_OFF: RerankPolicy
 
 class IndexRepositoryRequest(_message.Message):
-    __slots__ = ("path", "name", "force_full", "exclude")
+    __slots__ = ("path", "name", "force_full", "exclude", "ref", "changed_paths", "watch")
     PATH_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     FORCE_FULL_FIELD_NUMBER: _ClassVar[int]
     EXCLUDE_FIELD_NUMBER: _ClassVar[int]
+    REF_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_PATHS_FIELD_NUMBER: _ClassVar[int]
+    WATCH_FIELD_NUMBER: _ClassVar[int]
     path: str
     name: str
     force_full: bool
     exclude: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, path: _Optional[str] = ..., name: _Optional[str] = ..., force_full: _Optional[bool] = ..., exclude: _Optional[_Iterable[str]] = ...) -> None: ...
+    ref: str
+    changed_paths: _containers.RepeatedScalarFieldContainer[str]
+    watch: bool
+    def __init__(self, path: _Optional[str] = ..., name: _Optional[str] = ..., force_full: _Optional[bool] = ..., exclude: _Optional[_Iterable[str]] = ..., ref: _Optional[str] = ..., changed_paths: _Optional[_Iterable[str]] = ..., watch: _Optional[bool] = ...) -> None: ...
 
 class IndexRepositoryResponse(_message.Message):
-    __slots__ = ("repository", "phase", "files_total", "files_done", "files_changed", "files_deleted", "files_unchanged", "files_skipped", "chunks", "elapsed_seconds", "index_version", "warnings", "degraded_legs")
+    __slots__ = ("repository", "phase", "files_total", "files_done", "files_changed", "files_deleted", "files_unchanged", "files_skipped", "chunks", "elapsed_seconds", "index_version", "warnings", "degraded_legs", "files_read", "commit", "ref", "delta_from_commit")
     REPOSITORY_FIELD_NUMBER: _ClassVar[int]
     PHASE_FIELD_NUMBER: _ClassVar[int]
     FILES_TOTAL_FIELD_NUMBER: _ClassVar[int]
@@ -112,6 +118,10 @@ class IndexRepositoryResponse(_message.Message):
     INDEX_VERSION_FIELD_NUMBER: _ClassVar[int]
     WARNINGS_FIELD_NUMBER: _ClassVar[int]
     DEGRADED_LEGS_FIELD_NUMBER: _ClassVar[int]
+    FILES_READ_FIELD_NUMBER: _ClassVar[int]
+    COMMIT_FIELD_NUMBER: _ClassVar[int]
+    REF_FIELD_NUMBER: _ClassVar[int]
+    DELTA_FROM_COMMIT_FIELD_NUMBER: _ClassVar[int]
     repository: str
     phase: IndexPhase
     files_total: int
@@ -125,10 +135,14 @@ class IndexRepositoryResponse(_message.Message):
     index_version: int
     warnings: _containers.RepeatedScalarFieldContainer[str]
     degraded_legs: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, repository: _Optional[str] = ..., phase: _Optional[_Union[IndexPhase, str]] = ..., files_total: _Optional[int] = ..., files_done: _Optional[int] = ..., files_changed: _Optional[int] = ..., files_deleted: _Optional[int] = ..., files_unchanged: _Optional[int] = ..., files_skipped: _Optional[int] = ..., chunks: _Optional[int] = ..., elapsed_seconds: _Optional[float] = ..., index_version: _Optional[int] = ..., warnings: _Optional[_Iterable[str]] = ..., degraded_legs: _Optional[_Iterable[str]] = ...) -> None: ...
+    files_read: int
+    commit: str
+    ref: str
+    delta_from_commit: str
+    def __init__(self, repository: _Optional[str] = ..., phase: _Optional[_Union[IndexPhase, str]] = ..., files_total: _Optional[int] = ..., files_done: _Optional[int] = ..., files_changed: _Optional[int] = ..., files_deleted: _Optional[int] = ..., files_unchanged: _Optional[int] = ..., files_skipped: _Optional[int] = ..., chunks: _Optional[int] = ..., elapsed_seconds: _Optional[float] = ..., index_version: _Optional[int] = ..., warnings: _Optional[_Iterable[str]] = ..., degraded_legs: _Optional[_Iterable[str]] = ..., files_read: _Optional[int] = ..., commit: _Optional[str] = ..., ref: _Optional[str] = ..., delta_from_commit: _Optional[str] = ...) -> None: ...
 
 class SearchRequest(_message.Message):
-    __slots__ = ("query", "repositories", "mode", "preset", "limit", "case_sensitive", "languages", "path_glob", "rerank", "no_cache")
+    __slots__ = ("query", "repositories", "mode", "preset", "limit", "case_sensitive", "languages", "path_glob", "rerank", "no_cache", "refs")
     QUERY_FIELD_NUMBER: _ClassVar[int]
     REPOSITORIES_FIELD_NUMBER: _ClassVar[int]
     MODE_FIELD_NUMBER: _ClassVar[int]
@@ -139,6 +153,7 @@ class SearchRequest(_message.Message):
     PATH_GLOB_FIELD_NUMBER: _ClassVar[int]
     RERANK_FIELD_NUMBER: _ClassVar[int]
     NO_CACHE_FIELD_NUMBER: _ClassVar[int]
+    REFS_FIELD_NUMBER: _ClassVar[int]
     query: str
     repositories: _containers.RepeatedScalarFieldContainer[str]
     mode: SearchMode
@@ -149,7 +164,8 @@ class SearchRequest(_message.Message):
     path_glob: str
     rerank: RerankPolicy
     no_cache: bool
-    def __init__(self, query: _Optional[str] = ..., repositories: _Optional[_Iterable[str]] = ..., mode: _Optional[_Union[SearchMode, str]] = ..., preset: _Optional[_Union[Preset, str]] = ..., limit: _Optional[int] = ..., case_sensitive: _Optional[bool] = ..., languages: _Optional[_Iterable[str]] = ..., path_glob: _Optional[str] = ..., rerank: _Optional[_Union[RerankPolicy, str]] = ..., no_cache: _Optional[bool] = ...) -> None: ...
+    refs: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, query: _Optional[str] = ..., repositories: _Optional[_Iterable[str]] = ..., mode: _Optional[_Union[SearchMode, str]] = ..., preset: _Optional[_Union[Preset, str]] = ..., limit: _Optional[int] = ..., case_sensitive: _Optional[bool] = ..., languages: _Optional[_Iterable[str]] = ..., path_glob: _Optional[str] = ..., rerank: _Optional[_Union[RerankPolicy, str]] = ..., no_cache: _Optional[bool] = ..., refs: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ModalityWeight(_message.Message):
     __slots__ = ("modality", "weight")
@@ -278,7 +294,7 @@ class ListRepositoriesRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class Repository(_message.Message):
-    __slots__ = ("name", "root", "files", "chunks", "index_version", "indexed_at", "embeddings_pending")
+    __slots__ = ("name", "root", "files", "chunks", "index_version", "indexed_at", "embeddings_pending", "commit", "ref", "watched")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ROOT_FIELD_NUMBER: _ClassVar[int]
     FILES_FIELD_NUMBER: _ClassVar[int]
@@ -286,6 +302,9 @@ class Repository(_message.Message):
     INDEX_VERSION_FIELD_NUMBER: _ClassVar[int]
     INDEXED_AT_FIELD_NUMBER: _ClassVar[int]
     EMBEDDINGS_PENDING_FIELD_NUMBER: _ClassVar[int]
+    COMMIT_FIELD_NUMBER: _ClassVar[int]
+    REF_FIELD_NUMBER: _ClassVar[int]
+    WATCHED_FIELD_NUMBER: _ClassVar[int]
     name: str
     root: str
     files: int
@@ -293,7 +312,10 @@ class Repository(_message.Message):
     index_version: int
     indexed_at: str
     embeddings_pending: int
-    def __init__(self, name: _Optional[str] = ..., root: _Optional[str] = ..., files: _Optional[int] = ..., chunks: _Optional[int] = ..., index_version: _Optional[int] = ..., indexed_at: _Optional[str] = ..., embeddings_pending: _Optional[int] = ...) -> None: ...
+    commit: str
+    ref: str
+    watched: bool
+    def __init__(self, name: _Optional[str] = ..., root: _Optional[str] = ..., files: _Optional[int] = ..., chunks: _Optional[int] = ..., index_version: _Optional[int] = ..., indexed_at: _Optional[str] = ..., embeddings_pending: _Optional[int] = ..., commit: _Optional[str] = ..., ref: _Optional[str] = ..., watched: _Optional[bool] = ...) -> None: ...
 
 class ListRepositoriesResponse(_message.Message):
     __slots__ = ("repositories",)
