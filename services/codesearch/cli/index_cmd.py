@@ -1,11 +1,14 @@
-"""`codesearch index PATH [--name NAME] [--full]`: index a directory through the server, with a progress bar."""
+"""`codesearch index PATH [--name NAME] [--full] [--ref REF] [--watch] [--serve-watch]`: index a directory (or a
+git ref of it) through the server, with a progress bar; --watch keeps it fresh from this process."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import os
+import signal
 import sys
+import time
 from pathlib import Path
 
 from codesearch.cli.client import CliError, call, channel
@@ -19,6 +22,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", default="", help="repository name (default: the directory's name)")
     parser.add_argument("--full", action="store_true", help="re-index every file, ignoring content hashes")
     parser.add_argument("--quiet", action="store_true", help="print only the summary")
+    parser.add_argument(
+        "--ref",
+        default="",
+        help="index this branch, tag or commit from the git objects, without a checkout (name: DIR@REF)",
+    )
+    parser.add_argument(
+        "--watch",
+        action="store_true",
+        help="keep watching the directory and re-index what changes (one run per burst) until Ctrl-C",
+    )
+    parser.add_argument(
+        "--serve-watch",
+        action="store_true",
+        help="ask the server to watch the directory itself (until the repository is deleted)",
+    )
     parser.add_argument(
         "--exclude",
         action="append",
@@ -75,9 +93,20 @@ def run(args: argparse.Namespace) -> int:
     path = str(Path(args.path).expanduser().absolute())
     stub = search_pb2_grpc.SearchServiceStub(channel(args.address))
     request = search_pb2.IndexRepositoryRequest(
-        path=path, name=args.name, force_full=args.full, exclude=args.exclude
+        path=path,
+        name=args.name,
+        force_full=args.full,
+        exclude=args.exclude,
+        ref=args.ref,
+        watch=args.serve_watch,
     )
     tty = sys.stderr.isatty() and not args.quiet
+    if args.watch:
+        if args.ref or args.embedded:
+            raise CliError(
+                "--watch is for a directory indexed through a server (not with --ref or --embedded)"
+            )
+        return asyncio.run(_watch(args.address, stub, request))
 
     def stream() -> search_pb2.IndexRepositoryResponse:
         last = search_pb2.IndexRepositoryResponse()
@@ -90,13 +119,53 @@ def run(args: argparse.Namespace) -> int:
         return last
 
     done = asyncio.run(_embedded(request, tty)) if args.embedded else call(args.address, stream)
+    _summary(done)
+    return 0
+
+
+def _summary(done: search_pb2.IndexRepositoryResponse) -> None:
+    at = f" at {done.ref} ({done.commit[:12]})" if done.commit else ""
+    delta = f", delta from {done.delta_from_commit[:12]}" if done.delta_from_commit else ""
     print(
-        f"indexed {done.repository}: {done.files_total} files ({done.files_changed} changed, "
-        f"{done.files_unchanged} unchanged, {done.files_deleted} deleted, {done.files_skipped} skipped), "
-        f"{done.chunks} chunks in {done.elapsed_seconds:.1f}s, version {done.index_version}"
+        f"indexed {done.repository}{at}: {done.files_total} files ({done.files_changed} changed, "
+        f"{done.files_unchanged} unchanged, {done.files_deleted} deleted, {done.files_skipped} skipped; "
+        f"{done.files_read} read{delta}), {done.chunks} chunks in {done.elapsed_seconds:.1f}s, "
+        f"version {done.index_version}",
+        flush=True,
     )
     for w in done.warnings[: 10 if not os.environ.get("CODESEARCH_VERBOSE") else None]:
         print(f"  warning: {w}")
     for leg in done.degraded_legs:
         print(f"  degraded: {leg}")
+
+
+async def _watch(
+    address: str, stub: search_pb2_grpc.SearchServiceStub, request: search_pb2.IndexRepositoryRequest
+) -> int:
+    """Watches from this process; each batch of changes is one IndexRepository call naming the changed paths."""
+    from codesearch.orchestrator.watcher import TreeWatcher
+
+    def index(paths: set[str]) -> None:
+        one = search_pb2.IndexRepositoryRequest()
+        one.CopyFrom(request)
+        one.changed_paths.extend(sorted(paths))
+        started = time.monotonic()
+        last = search_pb2.IndexRepositoryResponse()
+        for progress in stub.IndexRepository(one):
+            last = progress
+        _summary(last)
+        print(
+            f"  {len(paths) or 'all'} paths changed, searchable {time.monotonic() - started:.2f}s after the batch",
+            flush=True,
+        )
+
+    async def reindex(paths: set[str]) -> None:
+        await asyncio.to_thread(call, address, lambda: index(paths))
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    print(f"watching {request.path} (Ctrl-C to stop)", file=sys.stderr, flush=True)
+    await TreeWatcher(Path(request.path), reindex).run(stop)
     return 0

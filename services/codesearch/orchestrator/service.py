@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import grpc
 
 from codesearch import __version__
 from codesearch.common.errors import check_repo_name
 from codesearch.common.grpc_util import rpc, rpc_stream
+from codesearch.common.lifecycle import on_shutdown
 from codesearch.config import Settings
 from codesearch.orchestrator.indexer import Indexer
 from codesearch.orchestrator.legs import LegClients
 from codesearch.orchestrator.refs import select, stamp_commits
 from codesearch.orchestrator.registry import Registry, RepoRecord
 from codesearch.orchestrator.search import SearchPipeline
+from codesearch.orchestrator.watcher import Watchers
 from codesearch.v1 import (
     common_pb2,
     graph_pb2,
@@ -37,13 +40,37 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
         self.registry = Registry(settings.service_dir("orchestrator"))
         self.indexer = Indexer(settings, legs, self.registry)
         self.pipeline = SearchPipeline(legs, self.registry)
+        self.watchers = Watchers()
 
     @rpc_stream
     async def IndexRepository(
         self, request: search_pb2.IndexRepositoryRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[search_pb2.IndexRepositoryResponse]:
         async for progress in self.indexer.run(request):
+            if progress.phase == search_pb2.INDEX_PHASE_DONE and request.watch:
+                self.watch(progress.repository)
             yield progress
+
+    def watch(self, name: str) -> None:
+        """Keeps a directory repository fresh: re-indexes the paths a file watcher reports, one run per burst."""
+        record = self.registry.get(name)
+        if record is None or record.ref:
+            return
+
+        async def reindex(paths: set[str]) -> None:
+            request = search_pb2.IndexRepositoryRequest(
+                path=record.root, name=name, changed_paths=sorted(paths)
+            )
+            async for _progress in self.indexer.run(request):
+                pass
+
+        self.watchers.start(name, Path(record.root), reindex)
+
+    def resume_watching(self) -> None:
+        """At start: watch again every repository that was watched when the server last stopped."""
+        for record in self.registry.load().values():
+            if record.watched and not record.ref:
+                self.watch(record.name)
 
     @rpc
     async def Search(
@@ -94,6 +121,7 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
                     vector_pb2.DeleteVectorRepositoryRequest(repository=name)
                 )
             )
+        self.watchers.stop(name)
         results = await asyncio.gather(*calls, return_exceptions=True)
         errors = [r for r in results if isinstance(r, BaseException)]
         existed = self.registry.remove(name)
@@ -179,7 +207,10 @@ def _with_repositories(request: search_pb2.SearchRequest, names: list[str]) -> s
 
 
 def register(server: grpc.aio.Server, settings: Settings, local_legs: set[str]) -> list[str]:
-    search_pb2_grpc.add_SearchServiceServicer_to_server(
-        SearchServicer(settings, LegClients(settings, local_legs)), server
-    )
+    """Called on the server's event loop: watched repositories start watching again from here."""
+    servicer = SearchServicer(settings, LegClients(settings, local_legs))
+    search_pb2_grpc.add_SearchServiceServicer_to_server(servicer, server)
+    loop = asyncio.get_running_loop()
+    on_shutdown(server, lambda: loop.call_soon_threadsafe(servicer.watchers.stop_all))
+    servicer.resume_watching()
     return [SERVICE_NAME]
