@@ -20,6 +20,13 @@ DEFAULT_EMBED_BACKEND = (
 DEFAULT_RERANK_MODEL = ""  # no pretrained cross-encoder ships offline; `codesearch reranker train` makes one
 DEFAULT_RERANK_BACKEND = "onnx"  # torch's logits at about half its latency (rerank/bench.py)
 MAX_QUERY_CHARS = 2048  # longer than any real question; bounds regex compile and tokenisation cost
+# Streaming search budgets (StreamSearch, StreamGrep): matching lines by default and at most, and the longest
+# time budget a client may set (the call's deadline bounds it too).
+STREAM_DEFAULT_MAX_MATCHES = (
+    10_000  # a screenful of files times a few hundred lines: more is a scan, not a search
+)
+STREAM_MAX_MATCHES = 1_000_000
+STREAM_MAX_WALL_MS = 600_000
 MAX_LIMIT = 200  # results per Search; more is a scan, not a search
 MAX_MESSAGE_BYTES = 64 << 20  # a 1 MiB file plus its chunks fits many times; bounds memory per call
 

@@ -18,11 +18,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-import grpc
-
-from codesearch.common.aio_thread import ThreadedServer
-from codesearch.config import Settings
-from codesearch.server import registrars
+from codesearch.bench.local import local_server
 from codesearch.v1 import search_pb2, search_pb2_grpc
 
 SERVICES = ("keyword", "graph", "orchestrator")
@@ -48,13 +44,8 @@ def main() -> int:
         root, plain = Path(tmp) / "tree", Path(tmp) / "plain"  # watched; re-indexed by hand
         shutil.copytree(args.corpus, root, symlinks=True)
         shutil.copytree(args.corpus, plain, symlinks=True)
-        settings = Settings.from_env({"CODESEARCH_HOME": str(Path(tmp) / "home")})
-        server = ThreadedServer(registrars(settings, SERVICES)).start()
-        try:
-            stub = search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(server.address))
+        with local_server(Path(tmp) / "home", SERVICES) as stub:
             return _measure(stub, root, plain, args.edits)
-        finally:
-            server.stop()
 
 
 def _measure(stub: search_pb2_grpc.SearchServiceStub, root: Path, plain: Path, edits: int) -> int:

@@ -16,13 +16,14 @@ from codesearch.common.errors import (
     not_found,
     storage_error,
 )
-from codesearch.common.grpc_util import rpc
+from codesearch.common.grpc_util import rpc, rpc_stream
 from codesearch.common.index_update import read_update_stream
 from codesearch.common.snapshot import SnapshotDir, list_repositories
 from codesearch.config import MAX_QUERY_CHARS, Settings
 from codesearch.keyword import snippet
 from codesearch.keyword.bm25 import Bm25Hit
 from codesearch.keyword.store import KeywordSnapshot, apply_batch, dir_bytes, open_snapshot
+from codesearch.keyword.stream_grep import check_request, stream_grep
 from codesearch.v1 import common_pb2, keyword_pb2, keyword_pb2_grpc
 
 SERVICE_NAME = keyword_pb2.DESCRIPTOR.services_by_name["KeywordService"].full_name
@@ -173,6 +174,14 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
             return resp
 
         return await asyncio.to_thread(run)
+
+    @rpc_stream
+    async def StreamGrep(
+        self, request: keyword_pb2.StreamGrepRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[keyword_pb2.StreamGrepResponse]:
+        budget = check_request(request, context.time_remaining())
+        async for message in stream_grep(self._selected(list(request.repositories)), request, budget):
+            yield message
 
     @rpc
     async def ReadFile(

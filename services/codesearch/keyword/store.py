@@ -26,6 +26,7 @@ class FileInfo:
     content_hash: str
     language: str
     lines: int
+    bytes: int = 0  # 0 in generations written before sizes were recorded
 
 
 @dataclass
@@ -80,6 +81,7 @@ def apply_batch(snapdir: SnapshotDir, batch: IndexBatch) -> tuple[Path, int, int
                 "content_hash": f.content_hash,
                 "language": f.language,
                 "lines": text.count("\n") + (0 if text.endswith("\n") or not text else 1),
+                "bytes": len(f.content),
             }
             docs += [
                 ChunkDoc(f.path, c.start_line, c.end_line, f.language, c.text, c.symbol, tuple(c.breadcrumb))

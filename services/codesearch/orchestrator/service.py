@@ -18,6 +18,7 @@ from codesearch.orchestrator.legs import LegClients
 from codesearch.orchestrator.refs import select, stamp_commits
 from codesearch.orchestrator.registry import Registry, RepoRecord
 from codesearch.orchestrator.search import SearchPipeline
+from codesearch.orchestrator.stream import stream_search
 from codesearch.orchestrator.watcher import Watchers
 from codesearch.v1 import (
     common_pb2,
@@ -82,6 +83,13 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
         response = await self.pipeline.search(request, context.time_remaining())
         stamp_commits(records, response.hits)
         return response
+
+    @rpc_stream
+    async def StreamSearch(
+        self, request: search_pb2.StreamSearchRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[search_pb2.StreamSearchResponse]:
+        async for message in stream_search(self.legs, self.registry, request, context.time_remaining()):
+            yield message
 
     @rpc
     async def BuildContext(

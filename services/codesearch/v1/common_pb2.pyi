@@ -25,6 +25,15 @@ class LegStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     LEG_STATUS_DEGRADED: _ClassVar[LegStatus]
     LEG_STATUS_SKIPPED: _ClassVar[LegStatus]
     LEG_STATUS_PARTIAL: _ClassVar[LegStatus]
+
+class StopReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    STOP_REASON_UNSPECIFIED: _ClassVar[StopReason]
+    STOP_REASON_COMPLETED: _ClassVar[StopReason]
+    STOP_REASON_MAX_MATCHES: _ClassVar[StopReason]
+    STOP_REASON_MAX_WALL_TIME: _ClassVar[StopReason]
+    STOP_REASON_DEADLINE: _ClassVar[StopReason]
+    STOP_REASON_LEG_FAILED: _ClassVar[StopReason]
 LEG_UNSPECIFIED: Leg
 LEG_KEYWORD: Leg
 LEG_TRIGRAM: Leg
@@ -38,6 +47,12 @@ LEG_STATUS_OK: LegStatus
 LEG_STATUS_DEGRADED: LegStatus
 LEG_STATUS_SKIPPED: LegStatus
 LEG_STATUS_PARTIAL: LegStatus
+STOP_REASON_UNSPECIFIED: StopReason
+STOP_REASON_COMPLETED: StopReason
+STOP_REASON_MAX_MATCHES: StopReason
+STOP_REASON_MAX_WALL_TIME: StopReason
+STOP_REASON_DEADLINE: StopReason
+STOP_REASON_LEG_FAILED: StopReason
 
 class Location(_message.Message):
     __slots__ = ("repository", "path", "start_line", "end_line")
@@ -200,3 +215,87 @@ class LegIndexStats(_message.Message):
     detail: str
     pending: int
     def __init__(self, repository: _Optional[str] = ..., files: _Optional[int] = ..., items: _Optional[int] = ..., disk_bytes: _Optional[int] = ..., index_version: _Optional[int] = ..., detail: _Optional[str] = ..., pending: _Optional[int] = ...) -> None: ...
+
+class MatchRange(_message.Message):
+    __slots__ = ("start_column", "end_column")
+    START_COLUMN_FIELD_NUMBER: _ClassVar[int]
+    END_COLUMN_FIELD_NUMBER: _ClassVar[int]
+    start_column: int
+    end_column: int
+    def __init__(self, start_column: _Optional[int] = ..., end_column: _Optional[int] = ...) -> None: ...
+
+class LineScoreExplanation(_message.Message):
+    __slots__ = ("score", "match_count", "whole_word", "definition_line", "path_match", "file_lines", "text")
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    MATCH_COUNT_FIELD_NUMBER: _ClassVar[int]
+    WHOLE_WORD_FIELD_NUMBER: _ClassVar[int]
+    DEFINITION_LINE_FIELD_NUMBER: _ClassVar[int]
+    PATH_MATCH_FIELD_NUMBER: _ClassVar[int]
+    FILE_LINES_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    score: float
+    match_count: int
+    whole_word: bool
+    definition_line: bool
+    path_match: bool
+    file_lines: int
+    text: str
+    def __init__(self, score: _Optional[float] = ..., match_count: _Optional[int] = ..., whole_word: _Optional[bool] = ..., definition_line: _Optional[bool] = ..., path_match: _Optional[bool] = ..., file_lines: _Optional[int] = ..., text: _Optional[str] = ...) -> None: ...
+
+class LineMatch(_message.Message):
+    __slots__ = ("line_number", "line", "ranges", "score", "explanation")
+    LINE_NUMBER_FIELD_NUMBER: _ClassVar[int]
+    LINE_FIELD_NUMBER: _ClassVar[int]
+    RANGES_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    EXPLANATION_FIELD_NUMBER: _ClassVar[int]
+    line_number: int
+    line: str
+    ranges: _containers.RepeatedCompositeFieldContainer[MatchRange]
+    score: float
+    explanation: LineScoreExplanation
+    def __init__(self, line_number: _Optional[int] = ..., line: _Optional[str] = ..., ranges: _Optional[_Iterable[_Union[MatchRange, _Mapping]]] = ..., score: _Optional[float] = ..., explanation: _Optional[_Union[LineScoreExplanation, _Mapping]] = ...) -> None: ...
+
+class FileMatch(_message.Message):
+    __slots__ = ("repository", "path", "commit", "ref", "language", "score", "lines")
+    REPOSITORY_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    COMMIT_FIELD_NUMBER: _ClassVar[int]
+    REF_FIELD_NUMBER: _ClassVar[int]
+    LANGUAGE_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    LINES_FIELD_NUMBER: _ClassVar[int]
+    repository: str
+    path: str
+    commit: str
+    ref: str
+    language: str
+    score: float
+    lines: _containers.RepeatedCompositeFieldContainer[LineMatch]
+    def __init__(self, repository: _Optional[str] = ..., path: _Optional[str] = ..., commit: _Optional[str] = ..., ref: _Optional[str] = ..., language: _Optional[str] = ..., score: _Optional[float] = ..., lines: _Optional[_Iterable[_Union[LineMatch, _Mapping]]] = ...) -> None: ...
+
+class LegSearchStats(_message.Message):
+    __slots__ = ("leg", "files_considered", "bytes_considered", "files_loaded", "files_matched", "lines_matched", "matches", "shards_visited", "shards_total", "duration_ms", "error")
+    LEG_FIELD_NUMBER: _ClassVar[int]
+    FILES_CONSIDERED_FIELD_NUMBER: _ClassVar[int]
+    BYTES_CONSIDERED_FIELD_NUMBER: _ClassVar[int]
+    FILES_LOADED_FIELD_NUMBER: _ClassVar[int]
+    FILES_MATCHED_FIELD_NUMBER: _ClassVar[int]
+    LINES_MATCHED_FIELD_NUMBER: _ClassVar[int]
+    MATCHES_FIELD_NUMBER: _ClassVar[int]
+    SHARDS_VISITED_FIELD_NUMBER: _ClassVar[int]
+    SHARDS_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    DURATION_MS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    leg: Leg
+    files_considered: int
+    bytes_considered: int
+    files_loaded: int
+    files_matched: int
+    lines_matched: int
+    matches: int
+    shards_visited: int
+    shards_total: int
+    duration_ms: float
+    error: str
+    def __init__(self, leg: _Optional[_Union[Leg, str]] = ..., files_considered: _Optional[int] = ..., bytes_considered: _Optional[int] = ..., files_loaded: _Optional[int] = ..., files_matched: _Optional[int] = ..., lines_matched: _Optional[int] = ..., matches: _Optional[int] = ..., shards_visited: _Optional[int] = ..., shards_total: _Optional[int] = ..., duration_ms: _Optional[float] = ..., error: _Optional[str] = ...) -> None: ...

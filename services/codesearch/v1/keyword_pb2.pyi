@@ -150,3 +150,35 @@ class DeleteKeywordRepositoryResponse(_message.Message):
     DELETED_FIELD_NUMBER: _ClassVar[int]
     deleted: bool
     def __init__(self, deleted: _Optional[bool] = ...) -> None: ...
+
+class StreamGrepRequest(_message.Message):
+    __slots__ = ("repositories", "pattern", "syntax", "case_sensitive", "languages", "path_glob", "max_matches", "max_wall_ms", "explain")
+    REPOSITORIES_FIELD_NUMBER: _ClassVar[int]
+    PATTERN_FIELD_NUMBER: _ClassVar[int]
+    SYNTAX_FIELD_NUMBER: _ClassVar[int]
+    CASE_SENSITIVE_FIELD_NUMBER: _ClassVar[int]
+    LANGUAGES_FIELD_NUMBER: _ClassVar[int]
+    PATH_GLOB_FIELD_NUMBER: _ClassVar[int]
+    MAX_MATCHES_FIELD_NUMBER: _ClassVar[int]
+    MAX_WALL_MS_FIELD_NUMBER: _ClassVar[int]
+    EXPLAIN_FIELD_NUMBER: _ClassVar[int]
+    repositories: _containers.RepeatedScalarFieldContainer[str]
+    pattern: str
+    syntax: PatternSyntax
+    case_sensitive: bool
+    languages: _containers.RepeatedScalarFieldContainer[str]
+    path_glob: str
+    max_matches: int
+    max_wall_ms: int
+    explain: bool
+    def __init__(self, repositories: _Optional[_Iterable[str]] = ..., pattern: _Optional[str] = ..., syntax: _Optional[_Union[PatternSyntax, str]] = ..., case_sensitive: _Optional[bool] = ..., languages: _Optional[_Iterable[str]] = ..., path_glob: _Optional[str] = ..., max_matches: _Optional[int] = ..., max_wall_ms: _Optional[int] = ..., explain: _Optional[bool] = ...) -> None: ...
+
+class StreamGrepResponse(_message.Message):
+    __slots__ = ("files", "stop_reason", "stats")
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    STOP_REASON_FIELD_NUMBER: _ClassVar[int]
+    STATS_FIELD_NUMBER: _ClassVar[int]
+    files: _containers.RepeatedCompositeFieldContainer[_common_pb2.FileMatch]
+    stop_reason: _common_pb2.StopReason
+    stats: _common_pb2.LegSearchStats
+    def __init__(self, files: _Optional[_Iterable[_Union[_common_pb2.FileMatch, _Mapping]]] = ..., stop_reason: _Optional[_Union[_common_pb2.StopReason, str]] = ..., stats: _Optional[_Union[_common_pb2.LegSearchStats, _Mapping]] = ...) -> None: ...

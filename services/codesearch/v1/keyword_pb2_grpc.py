@@ -50,6 +50,11 @@ class KeywordServiceStub:
                 request_serializer=codesearch_dot_v1_dot_keyword__pb2.GrepRequest.SerializeToString,
                 response_deserializer=codesearch_dot_v1_dot_keyword__pb2.GrepResponse.FromString,
                 _registered_method=True)
+        self.StreamGrep = channel.unary_stream(
+                '/codesearch.v1.KeywordService/StreamGrep',
+                request_serializer=codesearch_dot_v1_dot_keyword__pb2.StreamGrepRequest.SerializeToString,
+                response_deserializer=codesearch_dot_v1_dot_keyword__pb2.StreamGrepResponse.FromString,
+                _registered_method=True)
         self.ReadFile = channel.unary_unary(
                 '/codesearch.v1.KeywordService/ReadFile',
                 request_serializer=codesearch_dot_v1_dot_keyword__pb2.ReadFileRequest.SerializeToString,
@@ -92,6 +97,14 @@ class KeywordServiceServicer:
 
     def Grep(self, request, context):
         """Literal or regex search over whole files through the trigram index; line-level matches.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def StreamGrep(self, request, context):
+        """The same search, streamed: the matches of each batch of files as soon as it is verified (first batches
+        small, for a fast first answer), then the totals and why it stopped. Budgets bound the work.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -142,6 +155,11 @@ def add_KeywordServiceServicer_to_server(servicer, server):
                     servicer.Grep,
                     request_deserializer=codesearch_dot_v1_dot_keyword__pb2.GrepRequest.FromString,
                     response_serializer=codesearch_dot_v1_dot_keyword__pb2.GrepResponse.SerializeToString,
+            ),
+            'StreamGrep': grpc.unary_stream_rpc_method_handler(
+                    servicer.StreamGrep,
+                    request_deserializer=codesearch_dot_v1_dot_keyword__pb2.StreamGrepRequest.FromString,
+                    response_serializer=codesearch_dot_v1_dot_keyword__pb2.StreamGrepResponse.SerializeToString,
             ),
             'ReadFile': grpc.unary_unary_rpc_method_handler(
                     servicer.ReadFile,
@@ -246,6 +264,33 @@ class KeywordService:
             '/codesearch.v1.KeywordService/Grep',
             codesearch_dot_v1_dot_keyword__pb2.GrepRequest.SerializeToString,
             codesearch_dot_v1_dot_keyword__pb2.GrepResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StreamGrep(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/codesearch.v1.KeywordService/StreamGrep',
+            codesearch_dot_v1_dot_keyword__pb2.StreamGrepRequest.SerializeToString,
+            codesearch_dot_v1_dot_keyword__pb2.StreamGrepResponse.FromString,
             options,
             channel_credentials,
             insecure,

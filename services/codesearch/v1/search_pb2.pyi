@@ -167,6 +167,64 @@ class SearchRequest(_message.Message):
     refs: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, query: _Optional[str] = ..., repositories: _Optional[_Iterable[str]] = ..., mode: _Optional[_Union[SearchMode, str]] = ..., preset: _Optional[_Union[Preset, str]] = ..., limit: _Optional[int] = ..., case_sensitive: _Optional[bool] = ..., languages: _Optional[_Iterable[str]] = ..., path_glob: _Optional[str] = ..., rerank: _Optional[_Union[RerankPolicy, str]] = ..., no_cache: _Optional[bool] = ..., refs: _Optional[_Iterable[str]] = ...) -> None: ...
 
+class SearchBudget(_message.Message):
+    __slots__ = ("max_matches", "max_wall_ms")
+    MAX_MATCHES_FIELD_NUMBER: _ClassVar[int]
+    MAX_WALL_MS_FIELD_NUMBER: _ClassVar[int]
+    max_matches: int
+    max_wall_ms: int
+    def __init__(self, max_matches: _Optional[int] = ..., max_wall_ms: _Optional[int] = ...) -> None: ...
+
+class StreamSearchRequest(_message.Message):
+    __slots__ = ("query", "mode", "case_sensitive", "repositories", "refs", "languages", "path_glob", "budget", "explain")
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    CASE_SENSITIVE_FIELD_NUMBER: _ClassVar[int]
+    REPOSITORIES_FIELD_NUMBER: _ClassVar[int]
+    REFS_FIELD_NUMBER: _ClassVar[int]
+    LANGUAGES_FIELD_NUMBER: _ClassVar[int]
+    PATH_GLOB_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_FIELD_NUMBER: _ClassVar[int]
+    EXPLAIN_FIELD_NUMBER: _ClassVar[int]
+    query: str
+    mode: SearchMode
+    case_sensitive: bool
+    repositories: _containers.RepeatedScalarFieldContainer[str]
+    refs: _containers.RepeatedScalarFieldContainer[str]
+    languages: _containers.RepeatedScalarFieldContainer[str]
+    path_glob: str
+    budget: SearchBudget
+    explain: bool
+    def __init__(self, query: _Optional[str] = ..., mode: _Optional[_Union[SearchMode, str]] = ..., case_sensitive: _Optional[bool] = ..., repositories: _Optional[_Iterable[str]] = ..., refs: _Optional[_Iterable[str]] = ..., languages: _Optional[_Iterable[str]] = ..., path_glob: _Optional[str] = ..., budget: _Optional[_Union[SearchBudget, _Mapping]] = ..., explain: _Optional[bool] = ...) -> None: ...
+
+class StreamSearchDone(_message.Message):
+    __slots__ = ("stop_reason", "legs", "files_matched", "lines_matched", "duration_ms")
+    STOP_REASON_FIELD_NUMBER: _ClassVar[int]
+    LEGS_FIELD_NUMBER: _ClassVar[int]
+    FILES_MATCHED_FIELD_NUMBER: _ClassVar[int]
+    LINES_MATCHED_FIELD_NUMBER: _ClassVar[int]
+    DURATION_MS_FIELD_NUMBER: _ClassVar[int]
+    stop_reason: _common_pb2.StopReason
+    legs: _containers.RepeatedCompositeFieldContainer[_common_pb2.LegSearchStats]
+    files_matched: int
+    lines_matched: int
+    duration_ms: float
+    def __init__(self, stop_reason: _Optional[_Union[_common_pb2.StopReason, str]] = ..., legs: _Optional[_Iterable[_Union[_common_pb2.LegSearchStats, _Mapping]]] = ..., files_matched: _Optional[int] = ..., lines_matched: _Optional[int] = ..., duration_ms: _Optional[float] = ...) -> None: ...
+
+class StreamSearchResponse(_message.Message):
+    __slots__ = ("files", "done")
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    DONE_FIELD_NUMBER: _ClassVar[int]
+    files: FileMatches
+    done: StreamSearchDone
+    def __init__(self, files: _Optional[_Union[FileMatches, _Mapping]] = ..., done: _Optional[_Union[StreamSearchDone, _Mapping]] = ...) -> None: ...
+
+class FileMatches(_message.Message):
+    __slots__ = ("files",)
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    files: _containers.RepeatedCompositeFieldContainer[_common_pb2.FileMatch]
+    def __init__(self, files: _Optional[_Iterable[_Union[_common_pb2.FileMatch, _Mapping]]] = ...) -> None: ...
+
 class ModalityWeight(_message.Message):
     __slots__ = ("modality", "weight")
     MODALITY_FIELD_NUMBER: _ClassVar[int]

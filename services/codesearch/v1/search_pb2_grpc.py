@@ -45,6 +45,11 @@ class SearchServiceStub:
                 request_serializer=codesearch_dot_v1_dot_search__pb2.SearchRequest.SerializeToString,
                 response_deserializer=codesearch_dot_v1_dot_search__pb2.SearchResponse.FromString,
                 _registered_method=True)
+        self.StreamSearch = channel.unary_stream(
+                '/codesearch.v1.SearchService/StreamSearch',
+                request_serializer=codesearch_dot_v1_dot_search__pb2.StreamSearchRequest.SerializeToString,
+                response_deserializer=codesearch_dot_v1_dot_search__pb2.StreamSearchResponse.FromString,
+                _registered_method=True)
         self.BuildContext = channel.unary_unary(
                 '/codesearch.v1.SearchService/BuildContext',
                 request_serializer=codesearch_dot_v1_dot_search__pb2.BuildContextRequest.SerializeToString,
@@ -80,6 +85,15 @@ class SearchServiceServicer:
 
     def Search(self, request, context):
         """Classifies the query, asks the right legs, fuses, reranks and answers.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def StreamSearch(self, request, context):
+        """Literal or regex search streamed as results are ready (Zoekt's StreamSearch): file matches with every
+        match's line and column range, then a last message with the totals, per-leg statistics and the reason it
+        stopped (done, match budget, time budget, deadline). For result sets too large for one response.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -125,6 +139,11 @@ def add_SearchServiceServicer_to_server(servicer, server):
                     servicer.Search,
                     request_deserializer=codesearch_dot_v1_dot_search__pb2.SearchRequest.FromString,
                     response_serializer=codesearch_dot_v1_dot_search__pb2.SearchResponse.SerializeToString,
+            ),
+            'StreamSearch': grpc.unary_stream_rpc_method_handler(
+                    servicer.StreamSearch,
+                    request_deserializer=codesearch_dot_v1_dot_search__pb2.StreamSearchRequest.FromString,
+                    response_serializer=codesearch_dot_v1_dot_search__pb2.StreamSearchResponse.SerializeToString,
             ),
             'BuildContext': grpc.unary_unary_rpc_method_handler(
                     servicer.BuildContext,
@@ -202,6 +221,33 @@ class SearchService:
             '/codesearch.v1.SearchService/Search',
             codesearch_dot_v1_dot_search__pb2.SearchRequest.SerializeToString,
             codesearch_dot_v1_dot_search__pb2.SearchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StreamSearch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/codesearch.v1.SearchService/StreamSearch',
+            codesearch_dot_v1_dot_search__pb2.StreamSearchRequest.SerializeToString,
+            codesearch_dot_v1_dot_search__pb2.StreamSearchResponse.FromString,
             options,
             channel_credentials,
             insecure,
