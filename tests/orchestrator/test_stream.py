@@ -182,3 +182,16 @@ def test_reflection_lists_and_describes_the_new_rpcs(server) -> None:
     assert methods["StreamSearch"].input_type == ".codesearch.v1.StreamSearchRequest"
     messages = {m.name for f in files for m in f.message_type}
     assert {"StreamSearchRequest", "StreamSearchResponse", "StreamSearchDone", "SearchBudget"} <= messages
+
+
+def test_unary_literal_hits_carry_their_match_ranges(stub, many) -> None:
+    resp = stub.Search(
+        search_pb2.SearchRequest(
+            query="needle", mode=search_pb2.SEARCH_MODE_LITERAL, repositories=["many"], path_glob="docs/*"
+        )
+    )
+    (hit,) = resp.hits
+    assert [(r.line_number, r.start_column, r.end_column) for r in hit.match_ranges] == [
+        (3, 5, 11),
+        (3, 25, 31),
+    ]

@@ -23,7 +23,7 @@ from codesearch.config import MAX_QUERY_CHARS, Settings
 from codesearch.keyword import snippet
 from codesearch.keyword.bm25 import Bm25Hit
 from codesearch.keyword.store import KeywordSnapshot, apply_batch, dir_bytes, open_snapshot
-from codesearch.keyword.stream_grep import check_request, stream_grep
+from codesearch.keyword.stream_grep import check_request, range_finder, stream_grep
 from codesearch.v1 import common_pb2, keyword_pb2, keyword_pb2_grpc
 
 SERVICE_NAME = keyword_pb2.DESCRIPTOR.services_by_name["KeywordService"].full_name
@@ -155,6 +155,7 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
                 resp.full_scan = resp.full_scan or result.full_scan
                 found += [(repo, snap, m) for m in result.matches]
             found.sort(key=lambda x: (-x[2].score, x[0], x[2].path, x[2].line))
+            ranges_of = range_finder(request.pattern, is_regex, request.case_sensitive)
             for rank, (repo, snap, m) in enumerate(found[:limit]):
                 resp.hits.append(
                     common_pb2.Hit(
@@ -169,6 +170,12 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
                         found_by=[common_pb2.LEG_TRIGRAM],
                         language=snap.files[m.path].language if m.path in snap.files else "",
                         match_lines=[m.line],
+                        match_ranges=[
+                            common_pb2.MatchRange(
+                                line_number=m.line, start_column=r.start_column, end_column=r.end_column
+                            )
+                            for r in ranges_of(m.text)
+                        ],
                     )
                 )
             return resp

@@ -70,7 +70,7 @@ async def stream_grep(
     """Batches of file matches, then a last message with the stop reason and the statistics."""
     started = time.monotonic()
     is_regex = request.syntax == keyword_pb2.PATTERN_SYNTAX_REGEX
-    ranges_of = _range_finder(request.pattern, is_regex, request.case_sensitive)
+    ranges_of = range_finder(request.pattern, is_regex, request.case_sensitive)
     path_match = _path_matcher(request.pattern, is_regex, request.case_sensitive)
     stats = common_pb2.LegSearchStats(leg=common_pb2.LEG_TRIGRAM, shards_total=len(selected))
     scopes = []
@@ -175,7 +175,7 @@ def _compile(pattern: str, is_regex: bool, case_sensitive: bool) -> re2._Regexp 
         return None  # syntax RE2 lacks (the native search accepted it): lines keep no ranges
 
 
-def _range_finder(
+def range_finder(
     pattern: str, is_regex: bool, case_sensitive: bool
 ) -> Callable[[str], list[common_pb2.MatchRange]]:
     compiled = _compile(pattern, is_regex, case_sensitive)

@@ -107,7 +107,7 @@ class Boost(_message.Message):
     def __init__(self, name: _Optional[str] = ..., factor: _Optional[float] = ...) -> None: ...
 
 class Hit(_message.Message):
-    __slots__ = ("location", "snippet", "score", "leg_scores", "found_by", "boosts", "language", "breadcrumb", "symbol", "match_lines", "commit")
+    __slots__ = ("location", "snippet", "score", "leg_scores", "found_by", "boosts", "language", "breadcrumb", "symbol", "match_lines", "commit", "match_ranges")
     LOCATION_FIELD_NUMBER: _ClassVar[int]
     SNIPPET_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
@@ -119,6 +119,7 @@ class Hit(_message.Message):
     SYMBOL_FIELD_NUMBER: _ClassVar[int]
     MATCH_LINES_FIELD_NUMBER: _ClassVar[int]
     COMMIT_FIELD_NUMBER: _ClassVar[int]
+    MATCH_RANGES_FIELD_NUMBER: _ClassVar[int]
     location: Location
     snippet: str
     score: float
@@ -130,7 +131,8 @@ class Hit(_message.Message):
     symbol: str
     match_lines: _containers.RepeatedScalarFieldContainer[int]
     commit: str
-    def __init__(self, location: _Optional[_Union[Location, _Mapping]] = ..., snippet: _Optional[str] = ..., score: _Optional[float] = ..., leg_scores: _Optional[_Iterable[_Union[LegScore, _Mapping]]] = ..., found_by: _Optional[_Iterable[_Union[Leg, str]]] = ..., boosts: _Optional[_Iterable[_Union[Boost, _Mapping]]] = ..., language: _Optional[str] = ..., breadcrumb: _Optional[_Iterable[str]] = ..., symbol: _Optional[str] = ..., match_lines: _Optional[_Iterable[int]] = ..., commit: _Optional[str] = ...) -> None: ...
+    match_ranges: _containers.RepeatedCompositeFieldContainer[MatchRange]
+    def __init__(self, location: _Optional[_Union[Location, _Mapping]] = ..., snippet: _Optional[str] = ..., score: _Optional[float] = ..., leg_scores: _Optional[_Iterable[_Union[LegScore, _Mapping]]] = ..., found_by: _Optional[_Iterable[_Union[Leg, str]]] = ..., boosts: _Optional[_Iterable[_Union[Boost, _Mapping]]] = ..., language: _Optional[str] = ..., breadcrumb: _Optional[_Iterable[str]] = ..., symbol: _Optional[str] = ..., match_lines: _Optional[_Iterable[int]] = ..., commit: _Optional[str] = ..., match_ranges: _Optional[_Iterable[_Union[MatchRange, _Mapping]]] = ...) -> None: ...
 
 class LegReport(_message.Message):
     __slots__ = ("leg", "status", "reason", "latency_ms", "hits", "weight")
@@ -217,12 +219,14 @@ class LegIndexStats(_message.Message):
     def __init__(self, repository: _Optional[str] = ..., files: _Optional[int] = ..., items: _Optional[int] = ..., disk_bytes: _Optional[int] = ..., index_version: _Optional[int] = ..., detail: _Optional[str] = ..., pending: _Optional[int] = ...) -> None: ...
 
 class MatchRange(_message.Message):
-    __slots__ = ("start_column", "end_column")
+    __slots__ = ("start_column", "end_column", "line_number")
     START_COLUMN_FIELD_NUMBER: _ClassVar[int]
     END_COLUMN_FIELD_NUMBER: _ClassVar[int]
+    LINE_NUMBER_FIELD_NUMBER: _ClassVar[int]
     start_column: int
     end_column: int
-    def __init__(self, start_column: _Optional[int] = ..., end_column: _Optional[int] = ...) -> None: ...
+    line_number: int
+    def __init__(self, start_column: _Optional[int] = ..., end_column: _Optional[int] = ..., line_number: _Optional[int] = ...) -> None: ...
 
 class LineScoreExplanation(_message.Message):
     __slots__ = ("score", "match_count", "whole_word", "definition_line", "path_match", "file_lines", "text")
