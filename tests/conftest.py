@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -40,3 +42,25 @@ def shared_eval() -> Path:
     if not SHARED_EVAL.is_dir():
         pytest.skip(f"{SHARED_EVAL} is not present")
     return SHARED_EVAL
+
+
+@pytest.fixture
+def git() -> Callable[..., str]:
+    """git(repo, *args) -> stdout: the git command with a fixed identity and no user configuration."""
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "PATH": os.environ["PATH"],
+    }
+
+    def run(repo: Path, *args: str) -> str:
+        done = subprocess.run(
+            ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env
+        )
+        return done.stdout.strip()
+
+    return run

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,24 +14,8 @@ from codesearch.common.sources.git import GitSource
 MAX_BYTES = 1 << 20
 
 
-def git(repo: Path, *args: str) -> str:
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@e",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@e",
-    }
-    return subprocess.run(
-        ["git", "-C", str(repo), *args],
-        check=True,
-        capture_output=True,
-        text=True,
-        env={**env, "PATH": os.environ["PATH"]},
-    ).stdout.strip()
-
-
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
+def repo(tmp_path: Path, git) -> Path:
     root = tmp_path / "r"
     (root / "src").mkdir(parents=True)
     (root / "node_modules").mkdir()
@@ -50,7 +33,7 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
-def test_listing_applies_the_walkers_rules_to_tracked_files(repo: Path) -> None:
+def test_listing_applies_the_walkers_rules_to_tracked_files(repo: Path, git) -> None:
     source = GitSource(repo, "main", MAX_BYTES, exclude=["gen/"])
     listing = source.listing()
     assert listing.commit == git(repo, "rev-parse", "main")
@@ -62,7 +45,7 @@ def test_listing_applies_the_walkers_rules_to_tracked_files(repo: Path) -> None:
     assert reads["src/big.txt"][0] is None and "larger than" in reads["src/big.txt"][1]
 
 
-def test_delta_names_both_sides_of_a_rename_and_nothing_unchanged(repo: Path) -> None:
+def test_delta_names_both_sides_of_a_rename_and_nothing_unchanged(repo: Path, git) -> None:
     first = git(repo, "rev-parse", "HEAD")
     git(repo, "mv", "src/a.py", "src/b.py")
     (repo / "gen" / "out.py").write_text("GENERATED = 2\n")

@@ -3,7 +3,6 @@ indexed at several refs side by side through the real server, straight from the 
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import grpc
@@ -15,22 +14,8 @@ from codesearch.v1 import search_pb2, search_pb2_grpc
 SERVICES = ("keyword", "graph", "orchestrator")  # no model needed
 
 
-def git(repo: Path, *args: str) -> str:
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-        "HOME": str(repo),
-        "PATH": "/usr/bin:/bin:/usr/local/bin",
-    }
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env
-    ).stdout.strip()
-
-
 @pytest.fixture
-def history(tmp_path: Path) -> dict[str, str]:
+def history(tmp_path: Path, git) -> dict[str, str]:
     """v1 (tag): alpha.py, beta.py, old.py, stable.py. main: alpha.py edited, beta.py renamed to gamma.py, old.py deleted.
     feature (branch from v1): feature.py added. Working tree (main): an untracked file and an ignored one."""
     repo = tmp_path / "proj"
@@ -122,7 +107,7 @@ def test_every_ref_answers_with_its_own_content_and_commit(stub, history) -> Non
     assert [r for r, _, _ in literal(stub, "alpha marker", refs=[history["v1"][:10]])] == [v1]
 
 
-def test_reindex_after_one_commit_reads_only_the_changed_files(stub, history) -> None:
+def test_reindex_after_one_commit_reads_only_the_changed_files(stub, history, git) -> None:
     root = Path(history["root"])
     first = index(stub, str(root), "main")
     assert (first.files_total, first.files_read, first.delta_from_commit) == (

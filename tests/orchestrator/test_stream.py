@@ -3,7 +3,6 @@ reasons, statistics, filters, score explanations, and listing through server ref
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import grpc
@@ -97,7 +96,7 @@ def test_match_budget_stops_the_stream_and_says_so(stub, many) -> None:
     assert timed.lines_matched < MANY_FILES * LINES_PER_FILE
 
 
-def test_regex_filters_and_explanations(stub, many, tmp_path: Path) -> None:
+def test_regex_filters_and_explanations(stub, many, tmp_path: Path, git) -> None:
     files, done, _ = run(stub, r"needle_1\d\b", mode=search_pb2.SEARCH_MODE_REGEX, path_glob="pkg/m00*.py")
     assert {f.path for f in files} == {f"pkg/m00{i}.py" for i in range(10)}
     assert all([line.line_number for line in f.lines] == list(range(11, 21)) for f in files)
@@ -117,22 +116,12 @@ def test_regex_filters_and_explanations(stub, many, tmp_path: Path) -> None:
     repo = tmp_path / "g"
     repo.mkdir()
     (repo / "a.py").write_text("needle = 1\n")
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@e",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@e",
-    }
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "one"]):
-        subprocess.run(["git", "-C", str(repo), *args], check=True, env={**env, "PATH": "/usr/bin:/bin"})
-    head = subprocess.run(
-        ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True
-    ).stdout
+        git(repo, *args)
+    head = git(repo, "rev-parse", "HEAD")
     index(stub, repo, ref="main")
     at_ref, done, _ = run(stub, "needle", refs=["main"])
-    assert [(f.repository, f.path, f.commit, f.ref) for f in at_ref] == [
-        ("g@main", "a.py", head.strip(), "main")
-    ]
+    assert [(f.repository, f.path, f.commit, f.ref) for f in at_ref] == [("g@main", "a.py", head, "main")]
     assert done.legs[0].shards_total == 1
     assert {f.repository for f in run(stub, "needle", repositories=["g"])[0]} == {"g@main"}
     assert {f.repository for f in run(stub, "needle")[0]} == {"g@main", "many"}
