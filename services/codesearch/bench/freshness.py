@@ -10,6 +10,7 @@ before the static tier) would measure the embedder, not freshness; the edit is f
 from __future__ import annotations
 
 import argparse
+import functools
 import shutil
 import statistics
 import tempfile
@@ -53,6 +54,9 @@ def _measure(stub: search_pb2_grpc.SearchServiceStub, root: Path, plain: Path, e
         records = stub.ListRepositories(search_pb2.ListRepositoriesRequest()).repositories
         return next(int(r.index_version) for r in records if r.name == "tree")
 
+    def version_above(previous: int) -> bool:
+        return version() > previous
+
     def searchable(marker: str, repository: str) -> bool:
         request = search_pb2.SearchRequest(
             query=marker,
@@ -79,14 +83,14 @@ def _measure(stub: search_pb2_grpc.SearchServiceStub, root: Path, plain: Path, e
     for path in sorted(root.rglob("*.py"))[:edits]:
         before = version()
         marker = edit(path)
-        watched.append(_wait(lambda m=marker: searchable(m, "tree"), "a watched edit"))
-        _wait(lambda b=before: version() > b, "the run to finish")
+        watched.append(_wait(functools.partial(searchable, marker, "tree"), "a watched edit"))
+        _wait(functools.partial(version_above, before), "the run to finish")
     manual = []
     for path in sorted(plain.rglob("*.py"))[:edits]:
         marker = edit(path)
         t0 = time.monotonic()
         list(stub.IndexRepository(search_pb2.IndexRepositoryRequest(path=str(plain), name="plain")))
-        _wait(lambda m=marker: searchable(m, "plain"), "a manually re-indexed edit")
+        _wait(functools.partial(searchable, marker, "plain"), "a manually re-indexed edit")
         manual.append(time.monotonic() - t0)
     for name, figures in (("watched (changed paths only)", watched), ("manual full re-index", manual)):
         print(

@@ -29,7 +29,9 @@ QUERIES = (
 BUDGETS = (1_000, 10_000, 1_000_000)  # matching lines: small, the default, and "everything"
 
 
-def _stream(stub: search_pb2_grpc.SearchServiceStub, query: str, mode: int, budget: int) -> dict:
+def _stream(
+    stub: search_pb2_grpc.SearchServiceStub, query: str, mode: search_pb2.SearchMode, budget: int
+) -> dict:
     started = time.monotonic()
     first = 0.0
     lines = 0
@@ -53,7 +55,7 @@ def _stream(stub: search_pb2_grpc.SearchServiceStub, query: str, mode: int, budg
     }
 
 
-def _unary_ms(stub: search_pb2_grpc.SearchServiceStub, query: str, mode: int) -> float:
+def _unary_ms(stub: search_pb2_grpc.SearchServiceStub, query: str, mode: search_pb2.SearchMode) -> float:
     started = time.monotonic()
     stub.Search(search_pb2.SearchRequest(query=query, mode=mode, limit=200, no_cache=True))
     return (time.monotonic() - started) * 1000

@@ -38,8 +38,8 @@ class _Budget:
     wall_until: float  # monotonic; inf when the client set no time budget
     deadline_until: float  # monotonic; inf without a deadline
 
-    def exceeded(self, lines: int) -> int:
-        """The stop reason the budgets give now, or 0 to go on."""
+    def exceeded(self, lines: int) -> common_pb2.StopReason:
+        """The stop reason the budgets give now, or STOP_REASON_UNSPECIFIED (false) to go on."""
         if lines >= self.max_matches:
             return common_pb2.STOP_REASON_MAX_MATCHES
         now = time.monotonic()
@@ -47,7 +47,7 @@ class _Budget:
             return common_pb2.STOP_REASON_DEADLINE
         if now >= self.wall_until:
             return common_pb2.STOP_REASON_MAX_WALL_TIME
-        return 0
+        return common_pb2.STOP_REASON_UNSPECIFIED
 
 
 def check_request(request: keyword_pb2.StreamGrepRequest, time_remaining: float | None) -> _Budget:
@@ -80,7 +80,7 @@ async def stream_grep(
         stats.files_considered += len(ids)
         stats.bytes_considered += sum(_file_bytes(snap, snap.trigram_paths[i]) for i in ids)
         scopes.append((repo, snap, ids))
-    stop = 0
+    stop: common_pb2.StopReason = common_pb2.STOP_REASON_UNSPECIFIED
     for repo, snap, ids in scopes:
         stop = budget.exceeded(stats.lines_matched)
         if stop:

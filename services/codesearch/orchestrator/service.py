@@ -219,6 +219,10 @@ def register(server: grpc.aio.Server, settings: Settings, local_legs: set[str]) 
     servicer = SearchServicer(settings, LegClients(settings, local_legs))
     search_pb2_grpc.add_SearchServiceServicer_to_server(servicer, server)
     loop = asyncio.get_running_loop()
-    on_shutdown(server, lambda: loop.call_soon_threadsafe(servicer.watchers.stop_all))
+
+    def stop_watching() -> None:  # shutdown hooks run on another thread
+        loop.call_soon_threadsafe(servicer.watchers.stop_all)
+
+    on_shutdown(server, stop_watching)
     servicer.resume_watching()
     return [SERVICE_NAME]

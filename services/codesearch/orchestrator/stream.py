@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import grpc
 
@@ -106,8 +107,8 @@ async def stream_search(
 
 
 def _per_shard(
-    keyword: object, request: keyword_pb2.StreamGrepRequest
-) -> Iterator[tuple[object, keyword_pb2.StreamGrepRequest]]:
+    keyword: Any, request: keyword_pb2.StreamGrepRequest
+) -> Iterator[tuple[Any, keyword_pb2.StreamGrepRequest]]:
     """One keyword process, or each shard with the repositories it holds (all of its own when none named).
     Each shard's request is copied when its turn comes, with the budgets then left."""
     shard_stubs = getattr(keyword, "stubs", None)  # orchestrator/sharding.py's ShardedStub
@@ -115,7 +116,7 @@ def _per_shard(
         yield keyword, request
         return
     for i, stub in enumerate(shard_stubs):
-        names = [n for n in request.repositories if keyword.shard_of(n) == i]  # type: ignore[attr-defined]
+        names = [n for n in request.repositories if keyword.shard_of(n) == i]
         if request.repositories and not names:
             continue
         one = keyword_pb2.StreamGrepRequest()

@@ -53,7 +53,8 @@ class TreeWatcher:
             await asyncio.gather(notify, return_exceptions=True)
 
     async def _collect(self, stop: asyncio.Event) -> None:
-        watch_filter = DefaultFilter(ignore_dirs=SKIP_DIRS)
+        # The walker's skipped folders and watchfiles' own (.venv, .hypothesis...): events there index nothing.
+        watch_filter = DefaultFilter(ignore_dirs=sorted(SKIP_DIRS | set(DefaultFilter.ignore_dirs)))
         async for changes in awatch(
             self.root, watch_filter=watch_filter, debounce=MAX_BATCH_MS, step=QUIET_MS, stop_event=stop
         ):

@@ -54,21 +54,22 @@ class GitSource:
 
     def _walk(self, tree: pygit2.Tree, prefix: str, listing: Listing) -> None:
         for entry in tree:
-            rel = f"{prefix}{entry.name}"
+            name = entry.name or ""
+            rel = f"{prefix}{name}"
             if self.exclude is not None and self.exclude.match_file(
                 rel + "/" if entry.type_str == "tree" else rel
             ):
                 continue
             if entry.type_str == "tree":
-                if entry.name not in SKIP_DIRS:
+                if name not in SKIP_DIRS:
                     self._walk(self.repo[entry.id], rel + "/", listing)  # type: ignore[arg-type]
             elif entry.type_str == "commit":
                 listing.skipped.append((rel, "submodule (its commit is not in this repository)"))
             elif entry.filemode == SYMLINK_MODE:
                 listing.skipped.append((rel, "symlink"))
-            elif is_lock_file(entry.name):
+            elif is_lock_file(name):
                 listing.skipped.append((rel, "lock file"))
-            elif entry.name != ".gitignore":
+            elif name != ".gitignore":
                 listing.files.append(SourceFile(rel, str(entry.id)))
 
     def read(self, file: SourceFile) -> tuple[bytes | None, str]:
