@@ -90,3 +90,26 @@ def test_edit_new_file_deletion_and_burst(stub, tmp_path: Path) -> None:
     (root / "late.py").write_text("LATE = 1\n")
     time.sleep(0.5)
     assert stub.ListRepositories(search_pb2.ListRepositoriesRequest()).repositories == []
+
+
+def test_watching_resumes_after_a_restart(tmp_path: Path, start_server) -> None:
+    settings = Settings.from_env({"CODESEARCH_HOME": str(tmp_path / "home")})
+    root = tmp_path / "tree"
+    root.mkdir()
+    (root / "a.py").write_text("A = 'first'\n")
+    first = start_server(registrars(settings, SERVICES))
+    stub = search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(first.address))
+    list(stub.IndexRepository(search_pb2.IndexRepositoryRequest(path=str(root), watch=True)))
+    wait_for("the watcher's first run", lambda: repo(stub).index_version == 2)
+    first.stop()
+
+    (root / "a.py").write_text("A = 'changed while the server was down'\n")
+    second = start_server(registrars(settings, SERVICES))
+    stub = search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(second.address))
+    # The resumed watcher starts with a full run, which finds what changed while nobody watched.
+    wait_for(
+        "the change made while down", lambda: found(stub, "changed while the server was down") == ["a.py"]
+    )
+    (root / "a.py").write_text("A = 'changed after the restart'\n")
+    wait_for("the change after the restart", lambda: found(stub, "changed after the restart") == ["a.py"])
+    assert repo(stub).watched
