@@ -16,9 +16,14 @@ from codesearch.v1 import common_pb2, search_pb2
 CACHE_ENTRIES = 1024  # a few MB of responses; covers an agent's repeated lookups within a session
 
 
+# An answer given while a leg was degraded (it will be back) or answered over part of its data (embeddings still
+# filling in) is not repeated: neither changes the index version in the key, so the cache could not tell.
+UNCACHED_STATUSES = frozenset({common_pb2.LEG_STATUS_DEGRADED, common_pb2.LEG_STATUS_PARTIAL})
+
+
 def cacheable(response: search_pb2.SearchResponse) -> bool:
-    """Whether an answer is worth repeating: not one given while a leg was degraded (it will be back)."""
-    return not any(r.status == common_pb2.LEG_STATUS_DEGRADED for r in response.legs)
+    """Whether an answer is worth repeating: every leg that was asked answered over all of its data."""
+    return not any(r.status in UNCACHED_STATUSES for r in response.legs)
 
 
 def normalise(query: str) -> str:
