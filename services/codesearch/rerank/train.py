@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from codesearch.common.text import subwords
 from codesearch.config import Settings
 from codesearch.rerank import gated
 from codesearch.rerank import text as rtext
@@ -230,7 +231,7 @@ def split_of(path: str) -> str:
 
 
 def _terms(text: str) -> list[str]:
-    return [w.lower() for w in rtext._WORD_RE.findall(text) if w.lower() not in rtext.STOPWORDS]
+    return subwords(text)
 
 
 class BM25:
