@@ -23,6 +23,7 @@ from typing import Protocol
 
 import numpy as np
 
+from codesearch.common.sqlite_batches import in_batches
 from codesearch.config import model_cache_dir
 from codesearch.vector.onnx_export import first_usable
 
@@ -402,9 +403,7 @@ class EmbeddingCache:
         out: dict[str, np.ndarray] = {}
         uniq = list(dict.fromkeys(hashes))
         with self._lock:
-            for i in range(0, len(uniq), 500):  # SQLite's bound-parameter limit
-                part = uniq[i : i + 500]
-                marks = ",".join("?" * len(part))
+            for part, marks in in_batches(uniq):
                 rows = self._db.execute(
                     f"SELECT hash, vec FROM emb WHERE model = ? AND hash IN ({marks})", [model_id, *part]
                 ).fetchall()

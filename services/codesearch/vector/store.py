@@ -30,6 +30,7 @@ from usearch.index import Index, MetricKind
 
 from codesearch.common.index_update import IndexBatch
 from codesearch.common.snapshot import SnapshotDir
+from codesearch.common.sqlite_batches import in_batches
 from codesearch.vector.doc_text import DEFAULT_VARIANT, doc_text
 from codesearch.vector.embedder import EmbeddingCache, text_hash
 
@@ -236,8 +237,7 @@ class RepoIndex:
                 len(old_paths - new_paths) if batch.replace_all else len(set(batch.deleted_paths) & old_paths)
             )
 
-            building = self.snap.begin()
-            try:
+            with self.snap.building() as building:
                 db_path = building / CHUNKS_DB
                 if self.gen is not None:
                     shutil.copyfile(self.gen / CHUNKS_DB, db_path)
@@ -291,9 +291,6 @@ class RepoIndex:
                 if index is not None:
                     index.save(str(building / vectors_file_name(self.model_id)))
                 gen = self.snap.commit(building)
-            except BaseException:
-                self.snap.abort(building)
-                raise
             self.gen = gen
             self.rows = rows
             self.index = index
@@ -315,9 +312,7 @@ class RepoIndex:
             db = _connect(self.gen / CHUNKS_DB)
         try:
             out: list[tuple[int, str, str]] = []
-            for i in range(0, len(keys), 500):
-                part = keys[i : i + 500]
-                marks = ",".join("?" * len(part))
+            for part, marks in in_batches(keys):
                 out += db.execute(
                     f"SELECT key, doc_hash, doc_text FROM chunks WHERE key IN ({marks})", part
                 ).fetchall()
