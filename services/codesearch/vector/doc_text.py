@@ -1,7 +1,7 @@
 """The text the embedding model reads for one chunk.
 
 The model sees only ~256 word pieces (~20 lines of code), so what comes first decides what the vector means.
-Variants, measured by vector/bench_quality.py (40 seeded semantic-dev queries, 3,024 definition units of their 38
+Variants, measured by bench/vector_quality.py (40 seeded semantic-dev queries, 3,024 definition units of their 38
 gold files + 5 distractor files; MRR@10 / hit@1 / hit@10): raw 0.434 / 0.300 / 0.700, header 0.433 / 0.325 /
 0.700, structured 0.429 / 0.300 / 0.675. The differences are within noise at 40 queries; the real lever was
 embedding definition-level units instead of 60-line windows.
@@ -19,7 +19,7 @@ import re
 from codesearch.common.text import CODE_STOPWORDS, IDENTIFIER, split_identifier
 
 VARIANTS = ("raw", "header", "structured")
-# Variants tied within noise on a 40-query sample (bench_quality.py); the full-corpus figures used this one.
+# Variants tied within noise on a 40-query sample (bench/vector_quality.py); the full-corpus figures used this one.
 DEFAULT_VARIANT = "structured"
 MAX_DOC_CHARS = 2000  # ~2-3x what 256 word pieces cover: the tokenizer truncates the rest anyway
 MAX_IDENT_WORDS = 40  # enough to name what the body touches without crowding out the body itself

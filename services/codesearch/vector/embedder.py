@@ -138,7 +138,7 @@ class OnnxBackend:
     """BERT exported with torch.onnx (fp32, or int8-quantised by onnxruntime); pooling + L2 norm in numpy.
 
     fp32 gives the torch backend's vectors (cosine 1.0000, measured) at a fraction of its per-call overhead,
-    which is what a one-query embedding pays: 19-27 ms with torch vs 6.6 ms here on 2 cores (vector/bench.py).
+    which is what a one-query embedding pays: 19-27 ms with torch vs 6.6 ms here on 2 cores (bench/vector.py).
     """
 
     def __init__(self, path: str, threads: int, cache_dir: Path, quantize: bool, max_tokens: int = 0) -> None:

@@ -40,7 +40,7 @@ CHUNKS_DB = "chunks.sqlite"
 SNIPPET_LINES = 6  # enough to show the signature and docstring summary of a hit
 FALLBACK_WINDOW_LINES = 40  # a file sent without chunks is cut into windows the model can read most of
 INDEX_DTYPE = "f32"  # exact scores; f16/i8 are smaller but not yet shown to keep recall (bench.py)
-# Measured with 300 real queries (vector/bench_recall.py). On the stdlib's 19,016 real chunk embeddings:
+# Measured with 300 real queries (bench/vector_recall.py). On the stdlib's 19,016 real chunk embeddings:
 # M=16/ef=64 recall@10 0.952 (0.61 ms), M=16/ef=128 0.978 (0.80 ms), M=32/ef=128 0.981 (1.32 ms),
 # M=32/ef=256 0.990 (2.68 ms); exact numpy 4.0 ms. Grown to 100,000 (real + synthetic neighbours, --grow-to), build
 # beam 128: M=32/ef=128 0.962 (1.42 ms), M=32/ef=256 0.981 (2.54 ms); build beam 256: M=32/ef=96 0.972 (1.28 ms),
@@ -180,7 +180,7 @@ class RepoIndex:
         if mine.exists():
             self.index = Index.restore(str(mine), view=True)
             # A saved index does not keep its search beam: a restored one searches at usearch's default (64),
-            # which at 100k vectors is recall@10 0.907 instead of 0.981 (bench_recall.py).
+            # which at 100k vectors is recall@10 0.907 instead of 0.981 (bench/vector_recall.py).
             self.index.expansion_search = HNSW_EXPANSION_SEARCH
             self._index_is_view = True
         self.pending = self._missing(self.index, self.rows)
