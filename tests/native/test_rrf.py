@@ -7,9 +7,10 @@ from array import array
 
 import pytest
 from codesearch._native import fuse, fuse_compact
-from codesearch.orchestrator.rrf_reference import fuse_compact_reference, fuse_reference
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from tests.native.rrf_reference import fuse_compact_reference, fuse_reference
 
 # Small id alphabets make ids repeat across and within lists, which is where fusion can go wrong.
 ids = st.text(alphabet="abcdeé_1", min_size=0, max_size=3)

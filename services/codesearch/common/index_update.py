@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from codesearch.common.errors import check_repo_name, invalid
 from codesearch.v1 import common_pb2
@@ -58,6 +59,41 @@ async def read_update_stream(requests: AsyncIterator[Any]) -> IndexBatch:
     if not batch.committed:
         raise invalid("index update stream ended without a commit; nothing was changed")
     return batch
+
+
+T = TypeVar("T")
+
+
+class WriteLocks:
+    """One lock per repository: a leg's updates and deletes of one repository never overlap."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    def of(self, repository: str) -> asyncio.Lock:
+        return self._locks.setdefault(repository, asyncio.Lock())
+
+
+async def apply_update_stream(
+    requests: AsyncIterator[Any], locks: WriteLocks, apply: Callable[[IndexBatch], T]
+) -> tuple[IndexBatch, T]:
+    """A leg's Update*Index RPC: reads the stream whole, then applies it in a worker thread (the event loop stays
+    free for queries) under the repository's write lock. Returns the batch and what `apply` returned."""
+    batch = await read_update_stream(requests)
+    async with locks.of(batch.repository):
+        return batch, await asyncio.to_thread(apply, batch)
+
+
+def update_result(
+    batch: IndexBatch, files_upserted: int, files_deleted: int, chunks_total: int, index_version: int
+) -> common_pb2.IndexUpdateResult:
+    return common_pb2.IndexUpdateResult(
+        repository=batch.repository,
+        files_upserted=files_upserted,
+        files_deleted=files_deleted,
+        chunks_total=chunks_total,
+        index_version=index_version,
+    )
 
 
 def update_messages(

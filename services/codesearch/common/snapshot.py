@@ -12,8 +12,10 @@ A writer killed at any moment leaves CURRENT pointing at a complete generation (
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 CURRENT = "CURRENT"
@@ -64,6 +66,17 @@ class SnapshotDir:
         path = self.root / f"{GEN_PREFIX}{nxt:06d}.tmp"
         path.mkdir()
         return path
+
+    @contextlib.contextmanager
+    def building(self) -> Iterator[Path]:
+        """The next generation's folder (begin); removed again if the block raises, so the live generation stays
+        as it was. The block ends with `commit(folder)` once everything is written."""
+        path = self.begin()
+        try:
+            yield path
+        except BaseException:
+            self.abort(path)
+            raise
 
     def commit(self, building: Path) -> Path:
         """Makes `building` (from begin()) the live generation, atomically, and prunes old ones."""

@@ -11,7 +11,7 @@ import grpc
 
 from codesearch.common.errors import check_limit, check_query, check_repo_name, invalid, not_found
 from codesearch.common.grpc_util import rpc
-from codesearch.common.index_update import IndexBatch, read_update_stream
+from codesearch.common.index_update import IndexBatch, WriteLocks, apply_update_stream, update_result
 from codesearch.common.snapshot import SnapshotDir, list_repositories
 from codesearch.config import Settings
 from codesearch.graph.query import GraphReader, kind_name
@@ -44,7 +44,7 @@ def _merge_resolution(values: list[int], total: int) -> int:
 class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
     def __init__(self, settings: Settings) -> None:
         self.root: Path = settings.service_dir(SERVICE_DIR)
-        self._write_locks: dict[str, asyncio.Lock] = {}
+        self._write_locks = WriteLocks()
         self._readers: dict[str, tuple[Path, GraphReader]] = {}
         self._readers_lock = threading.Lock()
 
@@ -81,8 +81,7 @@ class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
         """Builds and commits the next generation (blocking; run in a thread)."""
         snap = self._snapshot(batch.repository)
         previous = snap.current()
-        building = snap.begin()
-        try:
+        with snap.building() as building:
             files = parse_files((f.path, f.language, f.content_hash, f.content) for f in batch.files)
             stats = build_generation(
                 previous / DB_NAME if previous else None,
@@ -93,9 +92,6 @@ class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
                 batch.index_version,
             )
             snap.commit(building)
-        except BaseException:
-            snap.abort(building)
-            raise
         return stats, batch.index_version
 
     # --- RPCs ----------------------------------------------------------------------------------------------
@@ -105,18 +101,12 @@ class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
         request_iterator: AsyncIterator[graph_pb2.UpdateGraphIndexRequest],
         context: grpc.aio.ServicerContext,
     ) -> graph_pb2.UpdateGraphIndexResponse:
-        batch = await read_update_stream(request_iterator)
-        check_repo_name(batch.repository)
-        lock = self._write_locks.setdefault(batch.repository, asyncio.Lock())
-        async with lock:
-            stats, version = await asyncio.to_thread(self.apply_batch, batch)
+        batch, (stats, version) = await apply_update_stream(
+            request_iterator, self._write_locks, self.apply_batch
+        )
         return graph_pb2.UpdateGraphIndexResponse(
-            result=common_pb2.IndexUpdateResult(
-                repository=batch.repository,
-                files_upserted=stats.files_upserted,
-                files_deleted=stats.files_deleted,
-                chunks_total=stats.definitions,
-                index_version=version,
+            result=update_result(
+                batch, stats.files_upserted, stats.files_deleted, stats.definitions, version
             ),
             files_with_errors=stats.files_with_errors,
         )
@@ -302,7 +292,7 @@ class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
         self, request: graph_pb2.DeleteGraphRepositoryRequest, context: grpc.aio.ServicerContext
     ) -> graph_pb2.DeleteGraphRepositoryResponse:
         name = check_repo_name(request.repository)
-        lock = self._write_locks.setdefault(name, asyncio.Lock())
+        lock = self._write_locks.of(name)
         async with lock:
             if self._snapshot(name).current() is None:
                 raise not_found(f"repository {name!r} has no graph index")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codesearch.common.languages import detect_language
+from codesearch.common.sqlite_batches import in_batches
 from codesearch.graph.centrality import pagerank
 from codesearch.graph.extract import Extraction, extract
 from codesearch.graph.resolve import (
@@ -122,9 +123,7 @@ def build_generation(
 def _delete_files(conn: sqlite3.Connection, file_ids: list[int]) -> set[str]:
     """Removes the rows of these files; returns the names their definitions had (calls to re-resolve)."""
     names: set[str] = set()
-    for i in range(0, len(file_ids), 500):
-        chunk = file_ids[i : i + 500]
-        marks = ",".join("?" * len(chunk))
+    for chunk, marks in in_batches(file_ids):
         names.update(
             r[0] for r in conn.execute(f"SELECT DISTINCT name FROM defs WHERE file_id IN ({marks})", chunk)
         )
@@ -312,15 +311,13 @@ def _call_context(conn: sqlite3.Connection) -> CallContext:
 def _calls_to_redo(conn: sqlite3.Connection, file_ids: set[int], names: set[str]) -> list[tuple]:
     rows: dict[int, tuple] = {}
     ids = list(file_ids)
-    for i in range(0, len(ids), 500):
-        chunk = ids[i : i + 500]
-        q = f"SELECT id, file_id, caller, callee, receiver FROM calls WHERE file_id IN ({','.join('?' * len(chunk))})"
+    for chunk, marks in in_batches(ids):
+        q = f"SELECT id, file_id, caller, callee, receiver FROM calls WHERE file_id IN ({marks})"
         for r in conn.execute(q, chunk):
             rows[r[0]] = r
     nl = list(names)
-    for i in range(0, len(nl), 500):
-        chunk = nl[i : i + 500]
-        q = f"SELECT id, file_id, caller, callee, receiver FROM calls WHERE callee IN ({','.join('?' * len(chunk))})"
+    for chunk, marks in in_batches(nl):
+        q = f"SELECT id, file_id, caller, callee, receiver FROM calls WHERE callee IN ({marks})"
         for r in conn.execute(q, chunk):
             rows[r[0]] = r
     return list(rows.values())
@@ -328,9 +325,8 @@ def _calls_to_redo(conn: sqlite3.Connection, file_ids: set[int], names: set[str]
 
 def _resolve_calls(conn: sqlite3.Connection, ctx: CallContext, rows: list[tuple]) -> None:
     ids = [r[0] for r in rows]
-    for i in range(0, len(ids), 500):
-        chunk = ids[i : i + 500]
-        conn.execute(f"DELETE FROM call_targets WHERE call_id IN ({','.join('?' * len(chunk))})", chunk)
+    for chunk, marks in in_batches(ids):
+        conn.execute(f"DELETE FROM call_targets WHERE call_id IN ({marks})", chunk)
     targets: list[tuple[int, int]] = []
     counts: list[tuple[int, int]] = []
     for cid, fid, caller, callee, receiver in rows:

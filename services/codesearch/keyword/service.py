@@ -17,8 +17,9 @@ from codesearch.common.errors import (
     storage_error,
 )
 from codesearch.common.grpc_util import rpc, rpc_stream
-from codesearch.common.index_update import read_update_stream
+from codesearch.common.index_update import IndexBatch, WriteLocks, apply_update_stream, update_result
 from codesearch.common.snapshot import SnapshotDir, list_repositories
+from codesearch.common.text import words
 from codesearch.config import MAX_QUERY_CHARS, Settings
 from codesearch.keyword import snippet
 from codesearch.keyword.bm25 import Bm25Hit
@@ -42,7 +43,7 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
     def __init__(self, settings: Settings) -> None:
         self.root = settings.service_dir("keyword")
         self._snapshots: dict[str, KeywordSnapshot] = {}
-        self._write_locks: dict[str, asyncio.Lock] = {}
+        self._write_locks = WriteLocks()
 
     # --- snapshots -------------------------------------------------------------------------------------------
     def _snapdir(self, repo: str) -> SnapshotDir:
@@ -75,29 +76,24 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
         request_iterator: AsyncIterator[keyword_pb2.UpdateKeywordIndexRequest],
         context: grpc.aio.ServicerContext,
     ) -> keyword_pb2.UpdateKeywordIndexResponse:
-        batch = await read_update_stream(request_iterator)
-        lock = self._write_locks.setdefault(batch.repository, asyncio.Lock())
-        async with lock:
+        def apply(batch: IndexBatch) -> tuple[SnapshotDir, int]:
             snapdir = self._snapdir(batch.repository)
             try:
-                generation, files, chunks = await asyncio.to_thread(apply_batch, snapdir, batch)
+                _generation, _files, chunks = apply_batch(snapdir, batch)
             except Exception as e:
                 raise storage_error(e, f"the keyword index of {batch.repository!r}", snapdir.root) or e from e
+            return snapdir, chunks
+
+        batch, (snapdir, chunks) = await apply_update_stream(request_iterator, self._write_locks, apply)
         return keyword_pb2.UpdateKeywordIndexResponse(
-            result=common_pb2.IndexUpdateResult(
-                repository=batch.repository,
-                files_upserted=len(batch.files),
-                files_deleted=len(batch.deleted_paths),
-                chunks_total=chunks,
-                index_version=snapdir.version(),
-            )
+            result=update_result(batch, len(batch.files), len(batch.deleted_paths), chunks, snapdir.version())
         )
 
     @rpc
     async def DeleteKeywordRepository(
         self, request: keyword_pb2.DeleteKeywordRepositoryRequest, context: grpc.aio.ServicerContext
     ) -> keyword_pb2.DeleteKeywordRepositoryResponse:
-        lock = self._write_locks.setdefault(request.repository, asyncio.Lock())
+        lock = self._write_locks.of(request.repository)
         async with lock:
             self._snapshots.pop(request.repository, None)
             deleted = await asyncio.to_thread(self._snapdir(request.repository).delete)
@@ -122,7 +118,7 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
                         scored.append((repo, h))
             # Several repositories: one list by BM25 score (same analyzer and scoring in each index).
             scored.sort(key=lambda rh: (-rh[1].score, rh[0], rh[1].doc.path, rh[1].doc.start_line))
-            query_words = snippet.words(request.query)
+            query_words = words(request.query)
             return [
                 _bm25_hit(repo, h, rank, query_words if rank < FOCUSED_HITS else set())
                 for rank, (repo, h) in enumerate(scored[:limit])

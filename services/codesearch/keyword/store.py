@@ -69,8 +69,7 @@ def apply_batch(snapdir: SnapshotDir, batch: IndexBatch) -> tuple[Path, int, int
     old_files: dict[str, dict[str, object]] = {}
     if base is not None and not batch.replace_all:
         old_files = json.loads((base / FILES_TABLE).read_text())
-    building = snapdir.begin()
-    try:
+    with snapdir.building() as building:
         new_paths = {f.path for f in batch.files}
         drop = (set(batch.deleted_paths) | new_paths) & set(old_files) if old_files else set()
         files = {p: v for p, v in old_files.items() if p not in drop}
@@ -95,10 +94,7 @@ def apply_batch(snapdir: SnapshotDir, batch: IndexBatch) -> tuple[Path, int, int
             str(building / "trigram"), [(f.path, f.content) for f in batch.files], trigram_base, sorted(drop)
         )
         (building / FILES_TABLE).write_text(json.dumps(dict(sorted(files.items()))))
-    except BaseException:
-        snapdir.abort(building)
-        raise
-    return snapdir.commit(building), len(files), chunks
+        return snapdir.commit(building), len(files), chunks
 
 
 def dir_bytes(path: Path) -> int:

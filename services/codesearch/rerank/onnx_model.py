@@ -3,7 +3,7 @@
 The model folder is exported once with torch.onnx into the machine-wide model cache (vector/onnx_export.py,
 kind "classifier") and tokenised straight from its tokenizer.json. fp32 computes torch's logits (max
 difference 2e-6 over 20 pairs at 128 tokens, measured); it is ~2x faster per call than torch on 2 cores
-(rerank/bench.py), and a process that only reranks never imports torch (~5 s and ~400 MiB less at start).
+(bench/rerank.py), and a process that only reranks never imports torch (~5 s and ~400 MiB less at start).
 """
 
 from __future__ import annotations

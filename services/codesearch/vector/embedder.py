@@ -23,6 +23,7 @@ from typing import Protocol
 
 import numpy as np
 
+from codesearch.common.sqlite_batches import in_batches
 from codesearch.config import model_cache_dir
 from codesearch.vector.onnx_export import first_usable
 
@@ -137,7 +138,7 @@ class OnnxBackend:
     """BERT exported with torch.onnx (fp32, or int8-quantised by onnxruntime); pooling + L2 norm in numpy.
 
     fp32 gives the torch backend's vectors (cosine 1.0000, measured) at a fraction of its per-call overhead,
-    which is what a one-query embedding pays: 19-27 ms with torch vs 6.6 ms here on 2 cores (vector/bench.py).
+    which is what a one-query embedding pays: 19-27 ms with torch vs 6.6 ms here on 2 cores (bench/vector.py).
     """
 
     def __init__(self, path: str, threads: int, cache_dir: Path, quantize: bool, max_tokens: int = 0) -> None:
@@ -402,9 +403,7 @@ class EmbeddingCache:
         out: dict[str, np.ndarray] = {}
         uniq = list(dict.fromkeys(hashes))
         with self._lock:
-            for i in range(0, len(uniq), 500):  # SQLite's bound-parameter limit
-                part = uniq[i : i + 500]
-                marks = ",".join("?" * len(part))
+            for part, marks in in_batches(uniq):
                 rows = self._db.execute(
                     f"SELECT hash, vec FROM emb WHERE model = ? AND hash IN ({marks})", [model_id, *part]
                 ).fetchall()

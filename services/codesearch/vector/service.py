@@ -26,7 +26,7 @@ from codesearch.common.errors import (
     unavailable,
 )
 from codesearch.common.grpc_util import rpc
-from codesearch.common.index_update import read_update_stream
+from codesearch.common.index_update import IndexBatch, WriteLocks, apply_update_stream, update_result
 from codesearch.common.lifecycle import on_shutdown
 from codesearch.common.snapshot import list_repositories
 from codesearch.config import MAX_QUERY_CHARS, Settings
@@ -79,6 +79,7 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         self._repos: dict[str, RepoIndex] = {}
         self._repos_lock = threading.Lock()
         self._wake = threading.Event()
+        self._write_locks = WriteLocks()
         self._stop = threading.Event()
         self._queries_lock = threading.Lock()
         self._queries_in_flight = 0
@@ -223,18 +224,14 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         request_iterator: AsyncIterator[vector_pb2.UpdateVectorIndexRequest],
         context: grpc.aio.ServicerContext,
     ) -> vector_pb2.UpdateVectorIndexResponse:
-        batch = await read_update_stream(request_iterator)
-        r = self.repo(batch.repository, create=True)
-        deleted, pending = await asyncio.to_thread(r.apply, batch, self.cache)
+        def apply(batch: IndexBatch) -> tuple[RepoIndex, int, int]:
+            r = self.repo(batch.repository, create=True)
+            return (r, *r.apply(batch, self.cache))
+
+        batch, (r, deleted, pending) = await apply_update_stream(request_iterator, self._write_locks, apply)
         self._wake.set()
         return vector_pb2.UpdateVectorIndexResponse(
-            result=common_pb2.IndexUpdateResult(
-                repository=batch.repository,
-                files_upserted=len(batch.files),
-                files_deleted=deleted,
-                chunks_total=len(r.rows),
-                index_version=r.index_version,
-            ),
+            result=update_result(batch, len(batch.files), deleted, len(r.rows), r.index_version),
             pending=pending,
         )
 

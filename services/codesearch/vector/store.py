@@ -30,6 +30,7 @@ from usearch.index import Index, MetricKind
 
 from codesearch.common.index_update import IndexBatch
 from codesearch.common.snapshot import SnapshotDir
+from codesearch.common.sqlite_batches import in_batches
 from codesearch.vector.doc_text import DEFAULT_VARIANT, doc_text
 from codesearch.vector.embedder import EmbeddingCache, text_hash
 
@@ -39,7 +40,7 @@ CHUNKS_DB = "chunks.sqlite"
 SNIPPET_LINES = 6  # enough to show the signature and docstring summary of a hit
 FALLBACK_WINDOW_LINES = 40  # a file sent without chunks is cut into windows the model can read most of
 INDEX_DTYPE = "f32"  # exact scores; f16/i8 are smaller but not yet shown to keep recall (bench.py)
-# Measured with 300 real queries (vector/bench_recall.py). On the stdlib's 19,016 real chunk embeddings:
+# Measured with 300 real queries (bench/vector_recall.py). On the stdlib's 19,016 real chunk embeddings:
 # M=16/ef=64 recall@10 0.952 (0.61 ms), M=16/ef=128 0.978 (0.80 ms), M=32/ef=128 0.981 (1.32 ms),
 # M=32/ef=256 0.990 (2.68 ms); exact numpy 4.0 ms. Grown to 100,000 (real + synthetic neighbours, --grow-to), build
 # beam 128: M=32/ef=128 0.962 (1.42 ms), M=32/ef=256 0.981 (2.54 ms); build beam 256: M=32/ef=96 0.972 (1.28 ms),
@@ -179,7 +180,7 @@ class RepoIndex:
         if mine.exists():
             self.index = Index.restore(str(mine), view=True)
             # A saved index does not keep its search beam: a restored one searches at usearch's default (64),
-            # which at 100k vectors is recall@10 0.907 instead of 0.981 (bench_recall.py).
+            # which at 100k vectors is recall@10 0.907 instead of 0.981 (bench/vector_recall.py).
             self.index.expansion_search = HNSW_EXPANSION_SEARCH
             self._index_is_view = True
         self.pending = self._missing(self.index, self.rows)
@@ -236,8 +237,7 @@ class RepoIndex:
                 len(old_paths - new_paths) if batch.replace_all else len(set(batch.deleted_paths) & old_paths)
             )
 
-            building = self.snap.begin()
-            try:
+            with self.snap.building() as building:
                 db_path = building / CHUNKS_DB
                 if self.gen is not None:
                     shutil.copyfile(self.gen / CHUNKS_DB, db_path)
@@ -291,9 +291,6 @@ class RepoIndex:
                 if index is not None:
                     index.save(str(building / vectors_file_name(self.model_id)))
                 gen = self.snap.commit(building)
-            except BaseException:
-                self.snap.abort(building)
-                raise
             self.gen = gen
             self.rows = rows
             self.index = index
@@ -315,9 +312,7 @@ class RepoIndex:
             db = _connect(self.gen / CHUNKS_DB)
         try:
             out: list[tuple[int, str, str]] = []
-            for i in range(0, len(keys), 500):
-                part = keys[i : i + 500]
-                marks = ",".join("?" * len(part))
+            for part, marks in in_batches(keys):
                 out += db.execute(
                     f"SELECT key, doc_hash, doc_text FROM chunks WHERE key IN ({marks})", part
                 ).fetchall()

@@ -6,10 +6,10 @@ files that hold the gold answers of a fixed random sample of queries, plus the u
 other corpus files as distractors. Every variant sees the same pool and queries. Scored with the eval's own
 score.py rules (MRR@10, hit@1, hit@10).
 
-    PYTHONPATH=services python3 -m codesearch.vector.bench_quality --queries semantic-dev.jsonl --sample 40
+    PYTHONPATH=services python3 -m codesearch.bench.vector_quality --queries semantic-dev.jsonl --sample 40
 
 Measured (2 shared cores, all-MiniLM-L6-v2 torch, seed 0; see the report for the exact commands):
-    PYTHONPATH=services python3 -m codesearch.vector.bench_quality --queries semantic-dev.jsonl --sample 40 \
+    PYTHONPATH=services python3 -m codesearch.bench.vector_quality --queries semantic-dev.jsonl --sample 40 \
         --extra-files 5
     40 queries; pool: 38 gold files + 5 others = 3024 definition units
     | variant | MRR@10 | hit@1 | hit@10 |

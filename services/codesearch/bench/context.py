@@ -1,6 +1,6 @@
 """How often a context pack holds the gold code, against the plain "top Search chunks until the budget is full".
 
-    PYTHONPATH=services python3 -m codesearch.orchestrator.bench_context --address 127.0.0.1:50610 \\
+    PYTHONPATH=services python3 -m codesearch.bench.context --address 127.0.0.1:50610 \\
         --repo cpython-lib [--budgets 4000 8000 16000] [--limit N]
 
 concept and semantic queries: share of queries whose gold span (same path, lines overlapping within +-3) is in

@@ -1,6 +1,6 @@
 """On-demand benchmark of the vector leg (not a test: minutes of CPU).
 
-    PYTHONPATH=services python3 -m codesearch.vector.bench [--vectors 100000] [--skip-embed] [--skip-reindex]
+    PYTHONPATH=services python3 -m codesearch.bench.vector [--vectors 100000] [--skip-embed] [--skip-reindex]
 
 1. usearch HNSW with the store's parameters on N random unit vectors (384 dims): build time, recall@10 against
    exact search, p50 latency against an exact numpy scan, index size on disk; per expansion_search and dtype.
@@ -103,7 +103,7 @@ def bench_crossover() -> None:
 
 
 def corpus_units(limit: int) -> list[tuple[str, int, int, list[str], str, str]]:
-    from codesearch.vector.bench_quality import CORPUS, units_of
+    from codesearch.bench.vector_quality import CORPUS, units_of
 
     out = []
     for f in sorted(str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*.py")):
@@ -150,10 +150,10 @@ def _timed(fn) -> float:  # type: ignore[no-untyped-def]
 
 
 def bench_reindex(files: int) -> None:
+    from codesearch.bench.vector_quality import CORPUS, units_of
     from codesearch.common.index_update import IndexBatch
     from codesearch.config import Settings
     from codesearch.v1 import common_pb2
-    from codesearch.vector.bench_quality import CORPUS, units_of
     from codesearch.vector.service import VectorServicer
 
     names = sorted(str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*.py"))[:files]

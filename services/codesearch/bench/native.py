@@ -1,6 +1,6 @@
 """Benchmark of the native core: trigram index vs ripgrep, native RRF vs the Python reference.
 
-Usage: python -m codesearch.tools.bench_native --corpus DIR [--only-rrf]
+Usage: python -m codesearch.bench.native --corpus DIR [--only-rrf]
 (make the stdlib corpus with `python3 /work/shared/eval/make_corpus.py --dest /tmp/corpus/cpython-lib`).
 Needs a release build of codesearch._native and `rg` on PATH.
 """
@@ -8,6 +8,7 @@ Needs a release build of codesearch._native and `rg` on PATH.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import random
 import re
@@ -15,9 +16,9 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from codesearch._native import TrigramIndex, fuse, fuse_compact
-from codesearch.orchestrator.rrf_reference import fuse_compact_reference, fuse_reference
 
 # Large enough that no query is truncated, so match sets compare with rg's complete output.
 LIMIT = 100_000
@@ -79,6 +80,19 @@ REGEXES = [
     r"def _\w+\(cls",
     r"time\.(monotonic|perf_counter)\(\)",
 ]
+
+# The pure-Python RRF is the test oracle (tests/native/rrf_reference.py); the benchmark times the native code
+# against it, so it is loaded from the checkout the benchmark runs in.
+REFERENCE = Path(__file__).resolve().parents[3] / "tests" / "native" / "rrf_reference.py"
+
+
+def _reference() -> Any:
+    spec = importlib.util.spec_from_file_location("rrf_reference", REFERENCE)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"{REFERENCE} not found: run the benchmark from a source checkout")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def load_corpus(root: Path) -> list[tuple[str, bytes]]:
@@ -178,6 +192,8 @@ def bench_rrf(seed: int, repeats: int) -> None:
     pool = [f"pkg/module_{i // 7}.py:{i * 13 % 997}" for i in range(2500)]
     lists = [rng.sample(pool, 1000) for _ in range(4)]
     weights, k = [1.0, 0.8, 1.2, 0.5], 60.0
+    ref_module = _reference()
+    fuse_reference, fuse_compact_reference = ref_module.fuse_reference, ref_module.fuse_compact_reference
     assert fuse(lists, weights, k) == fuse_reference(lists, weights, k)
     assert fuse_compact(lists, weights, k) == fuse_compact_reference(lists, weights, k)
 

@@ -1,7 +1,7 @@
 """Reranker latency: one served `Reranker.score` call (trimming, cross-encoder, blend features) per backend,
 candidate count and token length, and each backend's largest logit difference from torch's.
 
-    python -m codesearch.rerank.bench [--model DIR] [--pairs 20,50] [--lengths 64,128] [--reps 5]
+    python -m codesearch.bench.rerank [--model DIR] [--pairs 20,50] [--lengths 64,128] [--reps 5]
 
 Latency does not depend on the weights, so without --model a fresh cross-encoder from the bundled MiniLM is
 timed (saved to a temporary folder). Candidates are real code (this package's source) longer than any budget:
