@@ -6,8 +6,8 @@ import tree_sitter_c
 import tree_sitter_cpp
 from tree_sitter import Node
 
-from codesearch.graph.extract.base import LanguageSpec, text
-from codesearch.graph.extract.model import ImportRef
+from codesearch.common.parsing.engine import LanguageSpec, text
+from codesearch.common.parsing.model import ImportRef
 
 _C = r"""
 (function_definition declarator: (function_declarator declarator: (identifier) @name)) @def.function
