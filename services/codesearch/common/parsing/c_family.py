@@ -8,6 +8,7 @@ from tree_sitter import Node
 
 from codesearch.common.parsing.engine import LanguageSpec, text
 from codesearch.common.parsing.model import ImportRef
+from codesearch.common.parsing.preprocess import c_family_retries
 
 _C = r"""
 (function_definition declarator: (function_declarator declarator: (identifier) @name)) @def.function
@@ -65,7 +66,12 @@ def split_cpp(name: str) -> tuple[str, str]:
     return parts[-1], ".".join(p for p in parts[:-1] if p)
 
 
-C = LanguageSpec(name="c", load=tree_sitter_c.language, query=_C, imports=imports)
+C = LanguageSpec(name="c", load=tree_sitter_c.language, query=_C, imports=imports, recover=c_family_retries)
 CPP = LanguageSpec(
-    name="cpp", load=tree_sitter_cpp.language, query=_CPP, imports=imports, split_name=split_cpp
+    name="cpp",
+    load=tree_sitter_cpp.language,
+    query=_CPP,
+    imports=imports,
+    split_name=split_cpp,
+    recover=c_family_retries,
 )

@@ -62,6 +62,10 @@ class LanguageSpec:
     # Consecutive definitions of one name under one parent are clauses of one (Elixir, Haskell, Erlang); elsewhere
     # they are overloads or a property's getter and setter, and stay apart.
     merge_clauses: bool = False
+    # Same-length sources to parse again, in order, when the first parse has errors (the C-family preprocessor,
+    # see preprocess.py): the first clean tree, else the one with the fewest errors, is kept; names and lines are
+    # read from the original bytes.
+    recover: Callable[[bytes], list[bytes]] | None = None
     _compiled: tuple[Language, Query] | None = field(default=None, init=False, repr=False)
     _local: threading.local = field(default_factory=threading.local, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
@@ -109,7 +113,21 @@ class _Open:
 
 def run(spec: LanguageSpec, path: str, source: bytes) -> Extraction:
     """Parses `source` and applies the spec. Never raises on bad input: tree-sitter recovers from errors."""
-    return run_tree(spec, path, source, spec.parser().parse(source))
+    tree = spec.parser().parse(source)
+    if tree.root_node.has_error and spec.recover is not None:
+        errors = count_errors(tree.root_node)
+        tried = {source}
+        for retry in spec.recover(source):
+            if retry in tried:
+                continue
+            tried.add(retry)
+            candidate = spec.parser().parse(retry)
+            found = count_errors(candidate.root_node)
+            if found < errors:
+                tree, errors = candidate, found
+            if errors == 0:
+                break
+    return run_tree(spec, path, source, tree)
 
 
 def _unquote(s: str) -> str:

@@ -1,0 +1,174 @@
+"""Language coverage of the graph and the chunker on real repositories, and the cost of parsing them.
+
+python -m codesearch.bench.languages polyglot [--root ../shared/eval/polyglot] [--repos a,b]
+    per repository: files, files with parse errors, definitions, call edges, import edges, chunks, per language
+python -m codesearch.bench.languages speed [--root ...] [--repos a,b] [--rounds 3]
+    per-file indexing time of the one-parse path against the two-parse path it replaced, same run, as a ratio
+
+Both go through the indexer's own functions (index_file, graph_file) and the graph store, as an index run does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import statistics
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from codesearch.common.languages import ProjectHint, detect_language
+from codesearch.common.walker import read_text_file, walk
+from codesearch.graph.store import (
+    DB_NAME,
+    build_generation,
+    connect_readonly,
+    inputs_from_update,
+    parse_files,
+)
+from codesearch.orchestrator.chunker import chunk_lines
+from codesearch.orchestrator.indexer import graph_file, index_file
+
+DEFAULT_ROOT = Path(__file__).resolve().parents[3] / ".." / "shared" / "eval" / "polyglot"
+MAX_FILE_BYTES = 1 << 20  # the indexer's default limit
+
+
+@dataclass
+class RepoFiles:
+    name: str
+    root: Path
+    files: list[tuple[str, bytes]] = field(default_factory=list)
+
+
+def load_repos(root: Path, only: list[str]) -> list[RepoFiles]:
+    """The polyglot repositories (their benchmark roots), read as the indexer reads them."""
+    out = []
+    for entry in json.loads((root / "repos.json").read_text()):
+        name = entry["name"]
+        folder = root / "repos" / name / (entry.get("benchmark_root") or "")
+        if not folder.is_dir() or (only and name not in only):
+            continue
+        repo = RepoFiles(name, folder)
+        for wf in walk(folder, MAX_FILE_BYTES).files:
+            data, _reason = read_text_file(wf.abs_path, MAX_FILE_BYTES)
+            if data is not None:
+                repo.files.append((wf.rel_path, data))
+        out.append(repo)
+    return out
+
+
+def index_repo(repo: RepoFiles, db: Path) -> dict[str, object]:
+    """Indexes one repository through the indexer's parse and the graph store; returns its figures."""
+    project = ProjectHint.from_paths(p for p, _ in repo.files)
+    graph_files = []
+    chunks = 0
+    for path, data in repo.files:
+        indexed, parsed = index_file(repo.name, path, data, project)
+        chunks += len(indexed.chunks)
+        graph_files.append(graph_file(indexed, parsed))
+    inputs = inputs_from_update(graph_files)
+    build_generation(None, db, inputs, [], True, 1)
+    conn = connect_readonly(db)
+    try:
+        (call_edges,) = conn.execute("SELECT count(*) FROM call_targets").fetchone()
+        (import_edges,) = conn.execute(
+            "SELECT count(*) FROM imports WHERE target_file_id IS NOT NULL"
+        ).fetchone()
+        (n_defs,) = conn.execute("SELECT count(*) FROM defs").fetchone()
+    finally:
+        conn.close()
+    by_lang: Counter[str] = Counter(f.language or "(none)" for f in inputs)
+    with_grammar = [f for f in inputs if f.extraction is not None]
+    return {
+        "repo": repo.name,
+        "files": len(inputs),
+        "parsed": len(with_grammar),
+        "errors": sum(1 for f in with_grammar if f.extraction and f.extraction.error_count > 0),
+        "definitions": n_defs,
+        "call_edges": call_edges,
+        "import_edges": import_edges,
+        "chunks": chunks,
+        "languages": dict(by_lang.most_common()),
+    }
+
+
+def polyglot(root: Path, only: list[str]) -> None:
+    print(
+        f"{'repository':18} {'files':>6} {'parsed':>6} {'errors':>6} {'err%':>5} {'defs':>7} {'calls':>7} "
+        f"{'imports':>7} {'chunks':>7}  languages"
+    )
+    for repo in load_repos(root, only):
+        with tempfile.TemporaryDirectory() as tmp:
+            r = index_repo(repo, Path(tmp) / DB_NAME)
+        files, errors = int(r["files"]), int(r["errors"])  # type: ignore[call-overload]
+        langs = ", ".join(f"{k} {v}" for k, v in r["languages"].items())  # type: ignore[attr-defined]
+        print(
+            f"{repo.name:18} {files:6d} {r['parsed']:6d} {errors:6d} {100 * errors / max(1, files):5.1f} "
+            f"{r['definitions']:7d} {r['call_edges']:7d} {r['import_edges']:7d} {r['chunks']:7d}  {langs}"
+        )
+
+
+def _two_parse_path(name: str, files: list[tuple[str, bytes]], project: ProjectHint) -> None:
+    """What an index run did before: the chunker parsed each file, then the graph leg parsed it again."""
+    from codesearch.common.parsing import extract
+
+    sent = []
+    for path, data in files:
+        language = detect_language(path, data, project)
+        parsed = extract(path, language, data)
+        lines = data.decode("utf-8", "replace").split("\n")
+        chunk_lines(lines, list(parsed.definitions) if parsed else [])
+        sent.append((path, language, hashlib.sha256(data).hexdigest(), data))
+    parse_files(sent)
+
+
+def _one_parse_path(name: str, files: list[tuple[str, bytes]], project: ProjectHint) -> None:
+    """Now: one parse in the indexer, its result carried to the graph leg's store over the wire format."""
+    graph_files = []
+    for path, data in files:
+        indexed, parsed = index_file(name, path, data, project)
+        graph_files.append(graph_file(indexed, parsed).SerializeToString())
+    from codesearch.v1 import common_pb2
+
+    inputs_from_update(common_pb2.IndexedFile.FromString(b) for b in graph_files)
+
+
+def speed(root: Path, only: list[str], rounds: int) -> None:
+    """Median seconds per file of each path over `rounds` interleaved rounds, and their ratio."""
+    repos = load_repos(root, only)
+    n_files = sum(len(r.files) for r in repos)
+    hints = {r.name: ProjectHint.from_paths(p for p, _ in r.files) for r in repos}
+    old: list[float] = []
+    new: list[float] = []
+    for _ in range(rounds):
+        for path_fn, times in ((_two_parse_path, old), (_one_parse_path, new)):
+            t0 = time.perf_counter()
+            for r in repos:
+                path_fn(r.name, r.files, hints[r.name])
+            times.append((time.perf_counter() - t0) / max(1, n_files))
+    o, n = statistics.median(old), statistics.median(new)
+    print(f"{n_files} files in {len(repos)} repositories, {rounds} rounds (median)")
+    print(f"two parses (chunker + graph leg): {o * 1e3:.3f} ms/file")
+    print(f"one parse (shared):               {n * 1e3:.3f} ms/file")
+    print(f"ratio new/old: {n / o:.3f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("command", choices=["polyglot", "speed"])
+    ap.add_argument("--root", type=Path, default=DEFAULT_ROOT)
+    ap.add_argument("--repos", default="", help="comma-separated repository names (default: all)")
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    only = [r for r in args.repos.split(",") if r]
+    if args.command == "polyglot":
+        polyglot(args.root.resolve(), only)
+    else:
+        speed(args.root.resolve(), only, args.rounds)
+
+
+if __name__ == "__main__":
+    main()
