@@ -4,6 +4,8 @@ python -m codesearch.bench.languages polyglot [--root ../shared/eval/polyglot] [
     per repository: files, files with parse errors, definitions, call edges, import edges, chunks, per language
 python -m codesearch.bench.languages speed [--root ...] [--repos a,b] [--rounds 3]
     per-file indexing time of the one-parse path against the two-parse path it replaced, same run, as a ratio
+python -m codesearch.bench.languages accuracy [--samples tests/graph/accuracy] [--verbose]
+    definition and call-site precision/recall per language against hand-written answers for real files
 
 Both go through the indexer's own functions (index_file, graph_file) and the graph store, as an index run does.
 """
@@ -32,7 +34,9 @@ from codesearch.graph.store import (
 from codesearch.orchestrator.chunker import chunk_lines
 from codesearch.orchestrator.indexer import graph_file, index_file
 
-DEFAULT_ROOT = Path(__file__).resolve().parents[3] / ".." / "shared" / "eval" / "polyglot"
+REPO_ROOT = Path(__file__).resolve().parents[3]
+DEFAULT_ROOT = REPO_ROOT.parent / "shared" / "eval" / "polyglot"
+DEFAULT_SAMPLES = REPO_ROOT / "tests" / "graph" / "accuracy"
 MAX_FILE_BYTES = 1 << 20  # the indexer's default limit
 
 
@@ -156,9 +160,69 @@ def speed(root: Path, only: list[str], rounds: int) -> None:
     print(f"ratio new/old: {n / o:.3f}")
 
 
+@dataclass
+class Score:
+    """Matches of (line, name) pairs against the answers."""
+
+    found: int = 0
+    expected: int = 0
+    right: int = 0
+
+    def add(self, got: set[tuple[int, str]], truth: set[tuple[int, str]]) -> None:
+        self.found += len(got)
+        self.expected += len(truth)
+        self.right += len(got & truth)
+
+    def precision(self) -> float:
+        return self.right / self.found if self.found else 1.0
+
+    def recall(self) -> float:
+        return self.right / self.expected if self.expected else 1.0
+
+
+def _names(pairs: object) -> set[tuple[int, str]]:
+    return {(int(line), str(name).strip("`")) for line, name in pairs}  # type: ignore[attr-defined]
+
+
+def score_samples(samples: Path, verbose: bool = False) -> dict[str, tuple[Score, Score]]:
+    """(definitions, calls) scores per language over the samples in `samples`/truth.json."""
+    from codesearch.common.parsing import extract
+
+    truth = json.loads((samples / "truth.json").read_text())["samples"]
+    scores: dict[str, tuple[Score, Score]] = {}
+    for file_name, answer in sorted(truth.items()):
+        language = answer["language"]
+        ex = extract(file_name, language, (samples / file_name).read_bytes())
+        got_defs = _names((d.start_line, d.name) for d in ex.definitions) if ex else set()
+        got_calls = _names((c.line, c.callee) for c in ex.calls) if ex else set()
+        want_defs, want_calls = _names(answer["definitions"]), _names(answer["calls"])
+        defs, calls = scores.setdefault(language, (Score(), Score()))
+        defs.add(got_defs, want_defs)
+        calls.add(got_calls, want_calls)
+        if verbose:
+            for label, got, want in (("def", got_defs, want_defs), ("call", got_calls, want_calls)):
+                for miss in sorted(want - got):
+                    print(f"  {file_name}: missed {label} {miss}")
+                for extra in sorted(got - want):
+                    print(f"  {file_name}: extra {label} {extra}")
+    return scores
+
+
+def accuracy(samples: Path, verbose: bool) -> None:
+    scores = score_samples(samples, verbose)
+    print(f"{'language':12} {'def P':>6} {'def R':>6} {'n':>4}   {'call P':>6} {'call R':>6} {'n':>4}")
+    for language, (defs, calls) in sorted(scores.items()):
+        print(
+            f"{language:12} {defs.precision():6.3f} {defs.recall():6.3f} {defs.expected:4d}   "
+            f"{calls.precision():6.3f} {calls.recall():6.3f} {calls.expected:4d}"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["polyglot", "speed"])
+    ap.add_argument("command", choices=["polyglot", "speed", "accuracy"])
+    ap.add_argument("--samples", type=Path, default=DEFAULT_SAMPLES)
+    ap.add_argument("--verbose", action="store_true", help="accuracy: list every miss and every extra")
     ap.add_argument("--root", type=Path, default=DEFAULT_ROOT)
     ap.add_argument("--repos", default="", help="comma-separated repository names (default: all)")
     ap.add_argument("--rounds", type=int, default=3)
@@ -166,6 +230,8 @@ def main() -> None:
     only = [r for r in args.repos.split(",") if r]
     if args.command == "polyglot":
         polyglot(args.root.resolve(), only)
+    elif args.command == "accuracy":
+        accuracy(args.samples, args.verbose)
     else:
         speed(args.root.resolve(), only, args.rounds)
 

@@ -44,7 +44,11 @@ _CPP = r"""
 (call_expression function: (identifier) @callee) @call
 (call_expression function: (qualified_identifier scope: (_) @receiver name: (identifier) @callee)) @call
 (call_expression function: (field_expression argument: (_) @receiver field: (field_identifier) @callee)) @call
-(call_expression function: (template_function name: (identifier) @callee)) @call
+(call_expression function: (template_function name: (identifier) @callee)
+  (#not-match? @callee "^(static_cast|dynamic_cast|reinterpret_cast|const_cast)$")) @call
+(call_expression function: (qualified_identifier name: (qualified_identifier name: (identifier) @callee))) @call
+(call_expression function: (qualified_identifier name: (qualified_identifier name: (qualified_identifier
+  name: (identifier) @callee)))) @call
 (preproc_include) @import
 """
 

@@ -7,6 +7,7 @@ Capture conventions used by every language's query:
   @call        a call node, with @callee (the called name) and optional @receiver
   @end         optional, in a definition's match: the node the definition ends with (Dart puts a function's body
                beside its signature, not inside it)
+  @nocall      a node that looks like a call's callee but is not one (Elixir's `@attr value`): its call is dropped
   @import      an import node: with @module (the spec text, quotes stripped) and optional @alias when the
                language has no `imports` function, else handed to that function
 
@@ -145,7 +146,7 @@ def run_tree(spec: LanguageSpec, path: str, source: bytes, tree: Tree) -> Extrac
     lines = source.split(b"\n")
 
     # (start_byte, -end_byte, order, payload) for defs and scopes; calls kept aside.
-    items: list[tuple[int, int, int, str, str, str, Node, int]] = []
+    items: list[tuple[int, int, int, str, str, str, Node, int, int]] = []
     calls: list[tuple[int, int, str, str]] = []
     call_callees: list[int] = []  # start byte of each call's callee node, parallel to calls
     name_starts: set[int] = set()  # start bytes of definition name nodes
@@ -166,13 +167,16 @@ def run_tree(spec: LanguageSpec, path: str, source: bytes, tree: Tree) -> Extrac
                 if not name:
                     break
                 name_starts.add(name_nodes[0].start_byte)
+                name_row = name_nodes[0].start_point[0]
                 kind = "scope" if cap == "scope" else cap[4:]
                 last = caps["end"][0] if "end" in caps else node
                 end_byte, end_row = last.end_byte, last.end_point[0]
                 if last.end_point[1] == 0 and end_row > last.start_point[0]:
                     end_row -= 1  # a node that takes its final newline (Make rules, Markdown sections)
                 # The pattern index orders two patterns that matched one node: the one written first wins.
-                items.append((node.start_byte, -end_byte, pattern, kind, name, owner, node, end_row))
+                items.append(
+                    (node.start_byte, -end_byte, pattern, kind, name, owner, node, end_row, name_row)
+                )
                 break
             if cap == "call":
                 if skip_calls:
@@ -187,6 +191,9 @@ def run_tree(spec: LanguageSpec, path: str, source: bytes, tree: Tree) -> Extrac
                     receiver = receiver[:MAX_RECEIVER_CHARS].split("\n", 1)[0]
                 calls.append((node.start_byte, node.start_point[0] + 1, text(callee[-1], source), receiver))
                 call_callees.append(callee[-1].start_byte)
+                break
+            if cap == "nocall":
+                name_starts.add(nodes[0].start_byte)
                 break
             if cap == "import":
                 if spec.imports is not None:
@@ -207,7 +214,7 @@ def run_tree(spec: LanguageSpec, path: str, source: bytes, tree: Tree) -> Extrac
     last_child: dict[
         int, Definition
     ] = {}  # id of the enclosing open entry (or of None) -> its last definition
-    for start, neg_end, _order, kind, name, owner, node, end_row in items:
+    for start, neg_end, _order, kind, name, owner, node, end_row, name_row in items:
         end = -neg_end
         while stack and stack[-1].end <= start:
             stack.pop()
@@ -238,7 +245,7 @@ def run_tree(spec: LanguageSpec, path: str, source: bytes, tree: Tree) -> Extrac
         ):
             previous.end_line = max(previous.end_line, end_row + 1)  # another clause of the same definition
         else:
-            sig = lines[row].decode("utf-8", "replace").strip() if row < len(lines) else ""
+            sig = _signature(lines, row, name_row)
             definition = Definition(
                 name=name,
                 qualified_name=qualified,
@@ -270,6 +277,16 @@ def run_tree(spec: LanguageSpec, path: str, source: bytes, tree: Tree) -> Extrac
                 kept[(imp.line, imp.module)] = imp
         out.imports = list(kept.values())
     return out
+
+
+ANNOTATION_PREFIXES = (b"@", b"[", b"#[")  # Kotlin/Java annotations, C# attributes, Rust attributes
+
+
+def _signature(lines: list[bytes], row: int, name_row: int) -> str:
+    """The definition's first line that is not an annotation (`@Override`, `[Flags]`), up to its name's line."""
+    while row < name_row and row < len(lines) and lines[row].lstrip().startswith(ANNOTATION_PREFIXES):
+        row += 1
+    return lines[row].decode("utf-8", "replace").strip() if row < len(lines) else ""
 
 
 def _extend_to_next(defs: list[Definition], n_lines: int) -> None:

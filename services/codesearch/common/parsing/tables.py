@@ -96,6 +96,7 @@ SCALA = r"""
 (function_declaration name: (identifier) @name) @def.function
 (type_definition name: (type_identifier) @name) @def.type_alias
 (template_body (val_definition pattern: (identifier) @name) @def.constant)
+(instance_expression (type_identifier) @callee) @call
 (call_expression function: (identifier) @callee) @call
 (call_expression function: (field_expression value: (_) @receiver field: (identifier) @callee)) @call
 (call_expression function: (generic_function function: (identifier) @callee)) @call
@@ -115,6 +116,7 @@ SWIFT = r"""
 (init_declaration "init" @name) @def.method
 (typealias_declaration name: (type_identifier) @name) @def.type_alias
 (call_expression (simple_identifier) @callee) @call
+(call_expression (prefix_expression target: (simple_identifier) @callee)) @call
 (call_expression (navigation_expression target: (_) @receiver
   suffix: (navigation_suffix suffix: (simple_identifier) @callee))) @call
 (import_declaration (identifier) @module) @import
@@ -130,6 +132,7 @@ ELIXIR = rf"""
 (call target: (identifier) @callee {_ELIXIR_FORMS}) @call
 (call target: (dot left: (_) @receiver right: (identifier) @callee)) @call
 (call target: (identifier) @_k (#any-of? @_k "alias" "import" "require" "use") (arguments . (alias) @module)) @import
+(unary_operator operator: "@" operand: (call target: (identifier) @nocall))
 """
 
 LUA = r"""
@@ -160,6 +163,7 @@ HASKELL = r"""
 (declarations (bind name: (variable) @name) @def.function)
 (apply function: (variable) @callee) @call
 (apply function: (qualified module: (module) @receiver id: (variable) @callee)) @call
+(infix left_operand: (variable) @callee operator: (operator) @_op (#eq? @_op "$")) @call
 (import module: (module) @module alias: (module)? @alias) @import
 """
 
