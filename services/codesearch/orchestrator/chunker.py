@@ -53,8 +53,11 @@ def chunk_lines(lines: list[str], definitions: list[DefinitionLike]) -> list[Chu
         key=lambda d: (d.start_line, -d.end_line),
     )
     children: dict[str, list[DefinitionLike]] = {}
+    known = {d.qualified_name for d in defs}
     for d in defs:
-        children.setdefault(d.parent, []).append(d)
+        # A parent defined elsewhere (a Go method's type in another file, Terraform's `resource "type" "name"`)
+        # leaves the definition at the top of this file.
+        children.setdefault(d.parent if d.parent in known else "", []).append(d)
     spans = _cover(lines, 1, n, _outermost(children.get("", [])), children, ())
     return [s for s in spans if _has_text(lines, s.start_line, s.end_line)]
 
