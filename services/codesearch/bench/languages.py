@@ -2,8 +2,10 @@
 
 python -m codesearch.bench.languages polyglot [--root ../shared/eval/polyglot] [--repos a,b]
     per repository: files, files with parse errors, definitions, call edges, import edges, chunks, per language
-python -m codesearch.bench.languages speed [--root ...] [--repos a,b] [--rounds 3]
-    per-file indexing time of the one-parse path against the two-parse path it replaced, same run, as a ratio
+python -m codesearch.bench.languages speed [--root ...] [--repos a,b] [--rounds 3] [--baseline OLD/services]
+    per-file indexing time of the one-parse path against the two-parse path it replaced, same run, as a ratio;
+    with --baseline (a `services` folder of an older checkout, e.g. from `git archive`), also against that code's
+    own path (its chunker's parse plus its graph leg's parse), run in a subprocess between the rounds
 python -m codesearch.bench.languages accuracy [--samples tests/graph/accuracy] [--verbose]
     definition and call-site precision/recall per language against hand-written answers for real files
 
@@ -15,7 +17,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -140,24 +145,60 @@ def _one_parse_path(name: str, files: list[tuple[str, bytes]], project: ProjectH
     inputs_from_update(common_pb2.IndexedFile.FromString(b) for b in graph_files)
 
 
-def speed(root: Path, only: list[str], rounds: int) -> None:
-    """Median seconds per file of each path over `rounds` interleaved rounds, and their ratio."""
+# Run with PYTHONPATH at an older checkout: its indexer's chunking parse and its graph leg's parse, per file.
+_BASELINE_SCRIPT = """
+import hashlib, json, sys, time
+from pathlib import Path
+from codesearch.orchestrator.indexer import make_indexed_file
+from codesearch.graph.store import parse_files
+files = [(p, Path(a).read_bytes()) for p, a in json.loads(sys.stdin.read())]
+t0 = time.perf_counter()
+for path, data in files:
+    f = make_indexed_file("bench", path, data)
+    parse_files([(f.path, f.language, f.content_hash, f.content)])
+print((time.perf_counter() - t0) / max(1, len(files)))
+"""
+
+
+def _baseline_seconds_per_file(baseline: Path, repos: list[RepoFiles]) -> float:
+    listing = json.dumps([(p, str(r.root / p)) for r in repos for p, _ in r.files])
+    env = {**os.environ, "PYTHONPATH": str(baseline)}
+    done = subprocess.run(
+        [sys.executable, "-c", _BASELINE_SCRIPT],
+        input=listing,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+def speed(root: Path, only: list[str], rounds: int, baseline: Path | None) -> None:
+    """Median seconds per file of each path over `rounds` interleaved rounds, and their ratios."""
     repos = load_repos(root, only)
     n_files = sum(len(r.files) for r in repos)
     hints = {r.name: ProjectHint.from_paths(p for p, _ in r.files) for r in repos}
     old: list[float] = []
     new: list[float] = []
+    base: list[float] = []
     for _ in range(rounds):
         for path_fn, times in ((_two_parse_path, old), (_one_parse_path, new)):
             t0 = time.perf_counter()
             for r in repos:
                 path_fn(r.name, r.files, hints[r.name])
             times.append((time.perf_counter() - t0) / max(1, n_files))
+        if baseline is not None:
+            base.append(_baseline_seconds_per_file(baseline, repos))
     o, n = statistics.median(old), statistics.median(new)
     print(f"{n_files} files in {len(repos)} repositories, {rounds} rounds (median)")
-    print(f"two parses (chunker + graph leg): {o * 1e3:.3f} ms/file")
-    print(f"one parse (shared):               {n * 1e3:.3f} ms/file")
-    print(f"ratio new/old: {n / o:.3f}")
+    print(f"two parses (chunker + graph leg), this code: {o * 1e3:.3f} ms/file")
+    print(f"one parse (shared), this code:               {n * 1e3:.3f} ms/file")
+    print(f"ratio one/two parses: {n / o:.3f}")
+    if base:
+        b = statistics.median(base)
+        print(f"the baseline checkout's own path ({baseline}): {b * 1e3:.3f} ms/file")
+        print(f"ratio this code / baseline: {n / b:.3f}")
 
 
 @dataclass
@@ -226,6 +267,9 @@ def main() -> None:
     ap.add_argument("--root", type=Path, default=DEFAULT_ROOT)
     ap.add_argument("--repos", default="", help="comma-separated repository names (default: all)")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument(
+        "--baseline", type=Path, default=None, help="speed: a `services` folder of an older checkout"
+    )
     args = ap.parse_args()
     only = [r for r in args.repos.split(",") if r]
     if args.command == "polyglot":
@@ -233,7 +277,7 @@ def main() -> None:
     elif args.command == "accuracy":
         accuracy(args.samples, args.verbose)
     else:
-        speed(args.root.resolve(), only, args.rounds)
+        speed(args.root.resolve(), only, args.rounds, args.baseline)
 
 
 if __name__ == "__main__":

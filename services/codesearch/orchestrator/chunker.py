@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from codesearch.common.parsing import PARSER_VERSION
+
 WINDOW_LINES = 60  # about what a reader (or a 256-token model) takes in at once
 WINDOW_OVERLAP = 5  # a little context carried across a window cut
 BLANK_CUT_SLACK = 15  # look this many lines back from a window's end for a blank line to cut at
@@ -22,9 +24,18 @@ BLANK_CUT_SLACK = 15  # look this many lines back from a window's end for a blan
 MAX_DEFINITION_LINES = 40
 
 
+# Bumped when the cutting rules change in a way the constants above do not show (2: a definition whose parent is
+# in another file is cut at the top level).
+CHUNKER_VERSION = 2
+
+
 def chunking_fingerprint() -> str:
-    """Part of every file's manifest hash: changing how files are cut re-sends every file on the next run."""
-    return f"chunker:{MAX_DEFINITION_LINES}/{WINDOW_LINES}/{WINDOW_OVERLAP}/{BLANK_CUT_SLACK}"
+    """Part of every file's manifest hash: changing how files are cut, or how they are parsed, re-sends every file
+    on the next run."""
+    return (
+        f"chunker:{CHUNKER_VERSION}:{MAX_DEFINITION_LINES}/{WINDOW_LINES}/{WINDOW_OVERLAP}/{BLANK_CUT_SLACK}"
+        f"/parser:{PARSER_VERSION}"
+    )
 
 
 class DefinitionLike(Protocol):

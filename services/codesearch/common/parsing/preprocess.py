@@ -84,10 +84,15 @@ def blank_macros(source: bytes) -> bytes:
 
 
 def c_family_retries(source: bytes) -> list[bytes]:
-    """Candidates from the most faithful to the boldest; the engine keeps the first clean one, else the best."""
-    branches = keep_first_branches(source)
-    macros = blank_macros(branches)
-    return [branches, macros, _BOLD_MACRO.sub(_blank, macros)]
+    """Candidates, the likeliest first; the engine keeps the first clean one, else the best.
+
+    On the 794 curl and abseil-cpp files whose first parse had errors, branches-and-macros was the best candidate
+    for 708 and clean for 525, the bolder one clean for 486 (565 clean with either); branches alone was clean for
+    only 50 and is not tried, which keeps retries at ~1.3 parses per such file (3 parses took 27 s there, the
+    first parses of all files 7.5 s).
+    """
+    macros = blank_macros(keep_first_branches(source))
+    return [macros, _BOLD_MACRO.sub(_blank, macros)]
 
 
 def csharp_retries(source: bytes) -> list[bytes]:
