@@ -6,6 +6,9 @@ python -m codesearch.bench.languages speed [--root ...] [--repos a,b] [--rounds 
     per-file indexing time of the one-parse path against the two-parse path it replaced, same run, as a ratio;
     with --baseline (a `services` folder of an older checkout, e.g. from `git archive`), also against that code's
     own path (its chunker's parse plus its graph leg's parse), run in a subprocess between the rounds
+python -m codesearch.bench.languages symbols [--root ...] [--repos a,b] [--baseline OLD/services]
+    per language: the polyglot set's symbol queries whose name the graph defines in a labelled file (top 1 / top 10
+    of FindDefinitions' lookup), for this code and, with --baseline, for an older checkout, each in a subprocess
 python -m codesearch.bench.languages accuracy [--samples tests/graph/accuracy] [--verbose]
     definition and call-site precision/recall per language against hand-written answers for real files
 
@@ -160,6 +163,81 @@ print((time.perf_counter() - t0) / max(1, len(files)))
 """
 
 
+# Runs under either checkout (PYTHONPATH): builds each repository's graph with its parse_files/build_generation
+# and asks GraphReader.lookup for every symbol query; prints {repo: [[hit@1, hit@10], ...]}.
+_SYMBOLS_SCRIPT = """
+import hashlib, json, sys, tempfile
+from pathlib import Path
+from codesearch.graph.query import GraphReader
+from codesearch.graph.store import DB_NAME, build_generation, connect_readonly, parse_files
+out = {}
+for repo in json.loads(sys.stdin.read()):
+    files = [(p, Path(a).read_bytes()) for p, a in repo["files"]]
+    parsed = parse_files((p, "", hashlib.sha256(d).hexdigest(), d) for p, d in files)
+    with tempfile.TemporaryDirectory() as tmp:
+        build_generation(None, Path(tmp) / DB_NAME, parsed, [], True, 1)
+        reader = GraphReader(repo["name"], connect_readonly(Path(tmp) / DB_NAME))
+        hits = []
+        for query, targets in repo["queries"]:
+            paths = [d.path for d in reader.lookup(query)[1][:10]]
+            hits.append([bool(paths) and paths[0] in targets, any(p in targets for p in paths)])
+        out[repo["name"]] = hits
+print(json.dumps(out))
+"""
+
+
+def _symbol_queries(root: Path, repo: RepoFiles) -> list[tuple[str, list[str]]]:
+    """(query, labelled paths relative to the indexed folder) of the repository's symbol queries."""
+    prefix = repo.root.relative_to(root / "repos" / repo.name).as_posix()
+    prefix = "" if prefix == "." else prefix + "/"
+    out = []
+    for q in json.loads((root / "annotations" / f"{repo.name}.json").read_text()):
+        if q["category"] != "symbol":
+            continue
+        targets = [t if isinstance(t, str) else t["path"] for t in q["relevant"] + q.get("secondary", [])]
+        out.append((q["query"], [t.removeprefix(prefix) for t in targets]))
+    return out
+
+
+def _symbol_hits(services: Path, root: Path, repos: list[RepoFiles]) -> dict[str, list[list[bool]]]:
+    listing = [
+        {
+            "name": r.name,
+            "files": [(p, str(r.root / p)) for p, _ in r.files],
+            "queries": _symbol_queries(root, r),
+        }
+        for r in repos
+    ]
+    env = {**os.environ, "PYTHONPATH": str(services)}
+    done = subprocess.run(
+        [sys.executable, "-c", _SYMBOLS_SCRIPT],
+        input=json.dumps(listing),
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def symbols(root: Path, only: list[str], baseline: Path | None) -> None:
+    repos = load_repos(root, only)
+    language = {e["name"]: e["language"] for e in json.loads((root / "repos.json").read_text())}
+    runs = {"this code": _symbol_hits(REPO_ROOT / "services", root, repos)}
+    if baseline is not None:
+        runs["baseline"] = _symbol_hits(baseline, root, repos)
+    print(f"{'language':12} {'queries':>7}  " + "  ".join(f"{name + ' @1/@10':>22}" for name in runs))
+    for lang in sorted({language[r.name] for r in repos}):
+        names = [r.name for r in repos if language[r.name] == lang]
+        n = sum(len(runs["this code"][r]) for r in names)
+        cells = []
+        for hits in runs.values():
+            at1 = sum(h[0] for r in names for h in hits[r])
+            at10 = sum(h[1] for r in names for h in hits[r])
+            cells.append(f"{at1 / max(1, n):10.3f} {at10 / max(1, n):10.3f}")
+        print(f"{lang:12} {n:7d}  " + "  ".join(f"{c:>22}" for c in cells))
+
+
 def _baseline_seconds_per_file(baseline: Path, repos: list[RepoFiles]) -> float:
     listing = json.dumps([(p, str(r.root / p)) for r in repos for p, _ in r.files])
     env = {**os.environ, "PYTHONPATH": str(baseline)}
@@ -261,7 +339,7 @@ def accuracy(samples: Path, verbose: bool) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["polyglot", "speed", "accuracy"])
+    ap.add_argument("command", choices=["polyglot", "speed", "accuracy", "symbols"])
     ap.add_argument("--samples", type=Path, default=DEFAULT_SAMPLES)
     ap.add_argument("--verbose", action="store_true", help="accuracy: list every miss and every extra")
     ap.add_argument("--root", type=Path, default=DEFAULT_ROOT)
@@ -276,6 +354,8 @@ def main() -> None:
         polyglot(args.root.resolve(), only)
     elif args.command == "accuracy":
         accuracy(args.samples, args.verbose)
+    elif args.command == "symbols":
+        symbols(args.root.resolve(), only, args.baseline)
     else:
         speed(args.root.resolve(), only, args.rounds, args.baseline)
 

@@ -360,6 +360,12 @@ def scala_imports(node: Node, source: bytes) -> list[ImportRef]:
     return [ImportRef(module=".".join(path), line=node.start_point[0] + 1, names=names, aliases=aliases)]
 
 
+def split_alias(name: str) -> tuple[str, str]:
+    """Elixir `defmodule Plug.Conn`: the module is "Conn" inside "Plug", so a search for Conn finds it."""
+    owner, _, short = name.rpartition(".")
+    return short, owner
+
+
 # Elixir's and Haskell's modules hold functions, not methods; their classes (Haskell) hold method signatures.
 _NO_MODULE_METHODS = frozenset({"class", "struct", "interface", "trait", "enum"})
 
@@ -393,7 +399,14 @@ SPECS: dict[str, LanguageSpec] = {
     "kotlin": _spec("kotlin", "kotlin", KOTLIN),
     "scala": _spec("scala", "scala", SCALA, imports=scala_imports),
     "swift": _spec("swift", "swift", SWIFT),
-    "elixir": _spec("elixir", "elixir", ELIXIR, method_parents=_NO_MODULE_METHODS, merge_clauses=True),
+    "elixir": _spec(
+        "elixir",
+        "elixir",
+        ELIXIR,
+        method_parents=_NO_MODULE_METHODS,
+        merge_clauses=True,
+        split_name=split_alias,
+    ),
     "lua": _spec("lua", "lua", LUA),
     "haskell": _spec("haskell", "haskell", HASKELL, method_parents=_NO_MODULE_METHODS, merge_clauses=True),
     "zig": _spec("zig", "zig", ZIG),
