@@ -183,9 +183,8 @@ class FileIndex:
         cands += [r + spec for r in C_INCLUDE_ROOTS]
         hit = self._first(cands)
         if hit is None and kind != "system":
-            matches = self._suffix(spec)
-            if len(matches) == 1:
-                hit = self.by_path[matches[0]]
+            # "absl/base/config.h" from an index of absl/ itself is base/config.h: a shorter tail, if unique.
+            hit = module_paths.file_by_suffix(self, spec)
         return hit
 
     def resolve_ruby(self, importer: str, spec: str, kind: str) -> int | None:
