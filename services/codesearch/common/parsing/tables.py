@@ -1,20 +1,18 @@
-"""Languages read from tree-sitter-language-pack's bundled grammars, each as one query (data, not code).
+"""Programming languages as one tree-sitter query each (data, not code), with definitions, calls and imports.
 
-The captures follow `engine.py`. Every language of the polyglot set without its own module is here with
-definitions, calls and imports; the configuration, schema and document languages have definitions (or sections)
-only, which is what their chunks are cut at.
+The captures follow `engine.py`. Every language of the polyglot set without its own module is here; the
+configuration, schema and document languages are in `structure.py`.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
-
 from tree_sitter import Node
 
 from codesearch.common.parsing.engine import LanguageSpec, text
+from codesearch.common.parsing.grammars import spec
 from codesearch.common.parsing.model import ImportRef
 from codesearch.common.parsing.preprocess import c_family_retries
+from codesearch.common.parsing.structure import SPECS as STRUCTURE_SPECS
 
 
 def _none_of(capture: str, *words: str) -> str:
@@ -213,33 +211,6 @@ DART = r"""
 (import_specification (configurable_uri) @module) @import
 """
 
-SQL = r"""
-(create_table (object_reference name: (identifier) @name)) @def.struct
-(create_view (object_reference name: (identifier) @name)) @def.struct
-(create_materialized_view (object_reference name: (identifier) @name)) @def.struct
-(create_function (object_reference name: (identifier) @name)) @def.function
-(create_type (object_reference name: (identifier) @name)) @def.type_alias
-"""
-
-PROTOBUF = r"""
-(message (message_name (identifier) @name)) @def.struct
-(enum (enum_name (identifier) @name)) @def.enum
-(service (service_name (identifier) @name)) @def.interface
-(rpc (rpc_name (identifier) @name)) @def.method
-(import path: (string) @module) @import
-"""
-
-HCL = r"""
-(block (identifier) (string_lit (template_literal) @owner) . (string_lit (template_literal) @name)) @def.module
-(block (identifier) . (string_lit (template_literal) @name) . (block_start)) @def.module
-(block (identifier) @name . (block_start)) @def.module
-"""
-
-MAKE = r"""
-(rule (targets) @name) @def.function
-(define_directive name: (word) @name) @def.function
-(include_directive filenames: (list) @module) @import
-"""
 
 OCAML = r"""
 (value_definition (let_binding pattern: (value_name) @name) @def.function)
@@ -296,43 +267,6 @@ PERL = r"""
 (use_statement module: (package) @module) @import
 """
 
-GRAPHQL = r"""
-(object_type_definition (name) @name) @def.struct
-(input_object_type_definition (name) @name) @def.struct
-(interface_type_definition (name) @name) @def.interface
-(enum_type_definition (name) @name) @def.enum
-(union_type_definition (name) @name) @def.type_alias
-(scalar_type_definition (name) @name) @def.type_alias
-(operation_definition (name) @name) @def.function
-(fragment_definition (fragment_name (name) @name)) @def.function
-"""
-
-# Structure only (symbols=False): sections cut chunks; the graph keeps no definitions for these.
-YAML = r"""
-(block_mapping_pair key: (flow_node) @name value: (block_node)) @def.section
-"""
-
-DOCKERFILE = r"""
-(from_instruction (image_spec) @name) @def.section
-"""
-
-SFC = r"""
-(template_element (start_tag (tag_name) @name)) @def.section
-(script_element (start_tag (tag_name) @name)) @def.section
-(style_element (start_tag (tag_name) @name)) @def.section
-"""
-
-SVELTE = r"""
-(script_element (start_tag (tag_name) @name)) @def.section
-(style_element (start_tag (tag_name) @name)) @def.section
-(document (element (start_tag (tag_name) @name)) @def.section)
-"""
-
-MARKDOWN = r"""
-(section (atx_heading heading_content: (inline) @name)) @def.section
-(section (setext_heading heading_content: (paragraph) @name)) @def.section
-"""
-
 
 def scala_imports(node: Node, source: bytes) -> list[ImportRef]:
     """`import a.b.{C, D => E}` -> module "a.b", names ["C", "D"], aliases ["", "E"]; `a.b._` -> names ["*"]."""
@@ -370,36 +304,12 @@ def split_alias(name: str) -> tuple[str, str]:
 _NO_MODULE_METHODS = frozenset({"class", "struct", "interface", "trait", "enum"})
 
 
-# Grammars whose own wheel is newer than the pack's copy and parses more of the polyglot set without errors
-# (files with errors, pack -> wheel: alamofire 9 -> 3 of 43, cats 2 -> 0 of 206, bats-core 1 -> 0 of 8).
-# tree-sitter-kotlin 1.1.0 is a different grammar (other node names) and fails on `companion object`: not used.
-WHEELS = {"swift": "tree_sitter_swift", "scala": "tree_sitter_scala", "bash": "tree_sitter_bash"}
-
-
-def _grammar(grammar: str) -> Callable[[], object]:
-    def load() -> object:
-        wheel = WHEELS.get(grammar)
-        if wheel is not None:
-            try:
-                return importlib.import_module(wheel).language()
-            except ImportError:
-                pass  # the pack's copy of the grammar serves
-        from tree_sitter_language_pack import get_language  # imported on first use: loading it costs ~50 ms
-
-        return get_language(grammar)  # type: ignore[arg-type]
-
-    return load
-
-
-def _spec(name: str, grammar: str, query: str, **options: object) -> LanguageSpec:
-    return LanguageSpec(name=name, load=_grammar(grammar), query=query, **options)  # type: ignore[arg-type]
-
-
 SPECS: dict[str, LanguageSpec] = {
-    "kotlin": _spec("kotlin", "kotlin", KOTLIN),
-    "scala": _spec("scala", "scala", SCALA, imports=scala_imports),
-    "swift": _spec("swift", "swift", SWIFT),
-    "elixir": _spec(
+    **STRUCTURE_SPECS,
+    "kotlin": spec("kotlin", "kotlin", KOTLIN),
+    "scala": spec("scala", "scala", SCALA, imports=scala_imports),
+    "swift": spec("swift", "swift", SWIFT),
+    "elixir": spec(
         "elixir",
         "elixir",
         ELIXIR,
@@ -407,26 +317,16 @@ SPECS: dict[str, LanguageSpec] = {
         merge_clauses=True,
         split_name=split_alias,
     ),
-    "lua": _spec("lua", "lua", LUA),
-    "haskell": _spec("haskell", "haskell", HASKELL, method_parents=_NO_MODULE_METHODS, merge_clauses=True),
-    "zig": _spec("zig", "zig", ZIG),
-    "bash": _spec("bash", "bash", BASH),
-    "objc": _spec("objc", "objc", OBJC, recover=c_family_retries),
-    "dart": _spec("dart", "dart", DART),
-    "sql": _spec("sql", "sql", SQL),
-    "protobuf": _spec("protobuf", "proto", PROTOBUF),
-    "hcl": _spec("hcl", "hcl", HCL),
-    "make": _spec("make", "make", MAKE),
-    "ocaml": _spec("ocaml", "ocaml", OCAML, method_parents=_NO_MODULE_METHODS),
-    "erlang": _spec("erlang", "erlang", ERLANG, merge_clauses=True),
-    "clojure": _spec("clojure", "clojure", CLOJURE),
-    "r": _spec("r", "r", R),
-    "julia": _spec("julia", "julia", JULIA, method_parents=_NO_MODULE_METHODS),
-    "perl": _spec("perl", "perl", PERL),
-    "graphql": _spec("graphql", "graphql", GRAPHQL),
-    "yaml": _spec("yaml", "yaml", YAML, symbols=False),
-    "dockerfile": _spec("dockerfile", "dockerfile", DOCKERFILE, symbols=False, extend_to_next=True),
-    "vue": _spec("vue", "vue", SFC, symbols=False),
-    "svelte": _spec("svelte", "svelte", SVELTE, symbols=False),
-    "markdown": _spec("markdown", "markdown", MARKDOWN, symbols=False),
+    "lua": spec("lua", "lua", LUA),
+    "haskell": spec("haskell", "haskell", HASKELL, method_parents=_NO_MODULE_METHODS, merge_clauses=True),
+    "zig": spec("zig", "zig", ZIG),
+    "bash": spec("bash", "bash", BASH),
+    "objc": spec("objc", "objc", OBJC, recover=c_family_retries),
+    "dart": spec("dart", "dart", DART),
+    "ocaml": spec("ocaml", "ocaml", OCAML, method_parents=_NO_MODULE_METHODS),
+    "erlang": spec("erlang", "erlang", ERLANG, merge_clauses=True),
+    "clojure": spec("clojure", "clojure", CLOJURE),
+    "r": spec("r", "r", R),
+    "julia": spec("julia", "julia", JULIA, method_parents=_NO_MODULE_METHODS),
+    "perl": spec("perl", "perl", PERL),
 }
