@@ -148,6 +148,7 @@ class GraphReader:
         qualified = "." in name.replace("::", ".")
         if qualified and not targets:
             return R.RESOLUTION_NOT_FOUND, [], []
+        args: list[int] | list[str]
         if qualified:
             marks = ",".join("?" * len(target_ids))
             where, args = (
@@ -184,7 +185,7 @@ class GraphReader:
                 res = R.RESOLUTION_EXACT if hit and candidates == 1 else R.RESOLUTION_AMBIGUOUS
                 out.append((cent, graph_pb2.Reference(
                     location=common_pb2.Location(repository=self.repository, path=path, start_line=line, end_line=line),
-                    callee_name=callee, receiver=receiver, caller=caller, snippet=snippet, resolution=res,  # type: ignore[arg-type]
+                    callee_name=callee, receiver=receiver, caller=caller, snippet=snippet, resolution=res,
                 )))  # fmt: skip
                 if len(out) >= limit:
                     return resolution, targets, out
@@ -211,7 +212,7 @@ class GraphReader:
                    else R.RESOLUTION_AMBIGUOUS)  # fmt: skip
             calls.append(graph_pb2.Reference(
                 location=common_pb2.Location(repository=self.repository, path=path, start_line=line, end_line=line),
-                callee_name=callee, receiver=receiver, caller=cname, snippet=snippet, resolution=res,  # type: ignore[arg-type]
+                callee_name=callee, receiver=receiver, caller=cname, snippet=snippet, resolution=res,
             ))  # fmt: skip
             order += [i for i in ids[:1] if i not in order] if candidates == 1 else []
         defs = (
