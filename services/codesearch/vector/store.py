@@ -139,6 +139,7 @@ class RepoIndex:
         db = _connect(gen / CHUNKS_DB)
         try:
             meta = dict(db.execute("SELECT name, value FROM meta").fetchall())
+            db.row_factory = sqlite3.Row  # columns by name below
             rows = db.execute(
                 "SELECT key, path, start_line, end_line, language, content_hash, symbol, breadcrumb, snippet,"
                 " doc_hash FROM chunks"
@@ -150,16 +151,16 @@ class RepoIndex:
         self.next_key = int(meta.get("next_key", 1))
         self.files = int(meta.get("files", 0))
         self.rows = {
-            r[0]: ChunkMeta(
-                r[1],
-                r[2],
-                r[3],
-                r[4] or "",
-                r[5] or "",
-                r[6] or "",
-                tuple(json.loads(r[7] or "[]")),
-                r[8] or "",
-                r[9],
+            r["key"]: ChunkMeta(
+                path=r["path"],
+                start_line=r["start_line"],
+                end_line=r["end_line"],
+                language=r["language"] or "",
+                content_hash=r["content_hash"] or "",
+                symbol=r["symbol"] or "",
+                breadcrumb=tuple(json.loads(r["breadcrumb"] or "[]")),
+                snippet=r["snippet"] or "",
+                doc_hash=r["doc_hash"],
             )
             for r in rows
         }
