@@ -11,11 +11,11 @@ import dataclasses
 import importlib
 import logging
 import signal
-from collections.abc import Callable
 
 import grpc
 
 from codesearch.common import security
+from codesearch.common.aio_thread import Registrar
 from codesearch.common.grpc_util import add_health_and_reflection, set_serving
 from codesearch.common.lifecycle import run_shutdown
 from codesearch.common.metrics import setup_metrics
@@ -64,9 +64,7 @@ def dial_address(listen_addr: str, port: int) -> str:
     return f"{host}:{port}"
 
 
-def registrars(
-    settings: Settings, services: tuple[str, ...] = ALL_SERVICES
-) -> list[Callable[[grpc.aio.Server], object]]:
+def registrars(settings: Settings, services: tuple[str, ...] = ALL_SERVICES) -> list[Registrar]:
     """Functions that add the given services, then health and reflection, to a server (for ThreadedServer)."""
     hosted = set(services)
     names: list[str] = []

@@ -16,6 +16,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import grpc
 
@@ -41,7 +42,7 @@ CHANNEL_OPTIONS = [
 class Query:
     kind: str  # definition, callers, literal, regex, understand, impact, keyword
     text: str
-    mode: int = search_pb2.SEARCH_MODE_AUTO
+    mode: search_pb2.SearchMode = search_pb2.SEARCH_MODE_AUTO
 
 
 @dataclass
@@ -226,10 +227,10 @@ async def run_load(
         measured = max(0.0, time.monotonic() - max(start_at, began))
         return LoadResult(clients, measured, samples)
     finally:
-        await channel.close()
+        await channel.close(grace=None)
 
 
-def format_summary(s: dict[str, object]) -> str:
+def format_summary(s: dict[str, Any]) -> str:
     lines = [
         f"clients {s['clients']}, {s['seconds']} s, {s['calls']} calls, {s['throughput_qps']} queries/s",
         f"latency ms: p50 {s['p50_ms']}  p95 {s['p95_ms']}  p99 {s['p99_ms']}  max {s['max_ms']}  "
@@ -237,6 +238,6 @@ def format_summary(s: dict[str, object]) -> str:
         f"errors: {json.dumps(s['errors']) if s['errors'] else 'none'}; degraded leg reports: {s['degraded_legs']}",
         f"{'kind':<12}{'calls':>7}{'p50':>9}{'p95':>9}{'p99':>9}",
     ]
-    for kind, k in s["by_kind"].items():  # type: ignore[union-attr]
+    for kind, k in s["by_kind"].items():
         lines.append(f"{kind:<12}{int(k['calls']):>7}{k['p50_ms']:>9}{k['p95_ms']:>9}{k['p99_ms']:>9}")
     return "\n".join(lines)

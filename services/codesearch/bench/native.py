@@ -15,10 +15,14 @@ import re
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from codesearch._native import TrigramIndex, fuse, fuse_compact
+
+T = TypeVar("T")
 
 # Large enough that no query is truncated, so match sets compare with rg's complete output.
 LIMIT = 100_000
@@ -111,7 +115,7 @@ def pick_literals(files: list[tuple[str, bytes]], n: int, seed: int) -> list[str
     return random.Random(seed).sample(idents, min(n, len(idents)))
 
 
-def timed(fn) -> tuple[float, object]:
+def timed(fn: Callable[[], T]) -> tuple[float, T]:
     start = time.perf_counter()
     out = fn()
     return time.perf_counter() - start, out
@@ -150,11 +154,11 @@ def bench_patterns(index: TrigramIndex, root: Path, patterns: list[str], is_rege
     kind = "regex" if is_regex else "literal"
     index_s, page_s, rg_s, full_scans, differing = [], [], [], 0, []
     for p in patterns:
-        t, result = timed(lambda p=p: index.search(p, is_regex, True, LIMIT))
+        t, result = timed(partial(index.search, p, is_regex, True, LIMIT))
         index_s.append(t)
         full_scans += result.full_scan
-        page_s.append(timed(lambda p=p: index.search(p, is_regex, True, PAGE_LIMIT))[0])
-        t, rg = timed(lambda p=p: rg_hits(["-e", p] if is_regex else ["-F", "--", p], root))
+        page_s.append(timed(partial(index.search, p, is_regex, True, PAGE_LIMIT))[0])
+        t, rg = timed(partial(rg_hits, ["-e", p] if is_regex else ["-F", "--", p], root))
         rg_s.append(t)
         ours = {(m.path, m.line) for m in result.matches}
         if ours != rg:
@@ -176,7 +180,7 @@ def bench_bm25(files: list[tuple[str, bytes]], dest: Path) -> None:
     chunk_s, indexed = timed(lambda: [make_indexed_file("bench", path, data) for path, data in files])
     docs = [
         ChunkDoc(f.path, c.start_line, c.end_line, f.language, c.text, c.symbol, tuple(c.breadcrumb))
-        for f in indexed  # type: ignore[attr-defined]
+        for f in indexed
         for c in f.chunks
     ]
     build_s, count = timed(lambda: write(dest, None, docs, set()))

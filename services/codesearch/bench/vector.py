@@ -31,7 +31,7 @@ def unit(rng: np.random.Generator, n: int) -> np.ndarray:
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
-def p50_ms(fn, queries: np.ndarray) -> float:  # type: ignore[no-untyped-def]
+def p50_ms(fn, queries: np.ndarray) -> float:
     times = []
     for q in queries:
         t0 = time.perf_counter()
@@ -74,7 +74,7 @@ def bench_hnsw(n: int, dtypes: list[str]) -> None:
             index.save(f"{d}/i.usearch")
             size = Path(f"{d}/i.usearch").stat().st_size / 2**20
         for ef in (64, 128, 256):
-            index.expansion_search = ef
+            index.expansion_search = ef  # type: ignore[misc]  # usearch stub: no setter
             recall = np.mean(
                 [
                     len(set(index.search(q, 10).keys.tolist()) & t) / 10
@@ -143,7 +143,7 @@ def bench_embed(backends: list[str]) -> None:
         )
 
 
-def _timed(fn) -> float:  # type: ignore[no-untyped-def]
+def _timed(fn) -> float:
     t0 = time.perf_counter()
     fn()
     return (time.perf_counter() - t0) * 1000

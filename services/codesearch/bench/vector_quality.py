@@ -79,7 +79,7 @@ def units_of(rel: str) -> list[tuple[int, int, list[str], str, str]]:
     return out
 
 
-def load_score_module():  # type: ignore[no-untyped-def]
+def load_score_module():
     spec = importlib.util.spec_from_file_location("eval_score", EVAL_DIR / "score.py")
     mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(mod)  # type: ignore[union-attr]

@@ -71,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     from codesearch.vector.embedder import Embedder
 
     saved = Index.restore(args.index, view=True)
+    if saved is None:
+        raise SystemExit(f"{args.index}: not a usearch index")
     keys = np.asarray(saved.keys, dtype=np.uint64)
     vectors = np.asarray(saved.get(keys), dtype=np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -113,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
                 index.save(f"{d}/i.usearch")
                 built[connectivity] = (index, build_s, os.path.getsize(f"{d}/i.usearch") / 2**20)
         index, build_s, size_mib = built[connectivity]
-        index.expansion_search = ef
+        index.expansion_search = ef  # type: ignore[misc]  # usearch stub: no setter
         recall: dict[int, list[float]] = {K: [], LEG_K: []}
         lat = []
         for q, tk in zip(queries, truth_keys, strict=True):

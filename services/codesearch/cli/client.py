@@ -37,8 +37,8 @@ def call(address: str, fn: Callable[[], T]) -> T:
     try:
         return fn()
     except grpc.RpcError as e:
-        code = e.code() if hasattr(e, "code") else None  # type: ignore[attr-defined]
-        details = e.details() if hasattr(e, "details") else str(e)  # type: ignore[attr-defined]
+        code = e.code() if hasattr(e, "code") else None
+        details = e.details() if hasattr(e, "details") else str(e)
         if code == grpc.StatusCode.UNAVAILABLE:
             raise CliError(
                 f"cannot reach a codesearch server at {address} ({details}); start one with `codesearch serve`"

@@ -257,7 +257,7 @@ def run_score(args: argparse.Namespace) -> int:
         return _err("--score needs the query file the runs answered")
     try:
         queries = select_half(load_queries(args.queries), args.half)
-        runs = {
+        runs: dict[str, dict[str, Any]] = {
             Path(p).stem: {"run_file": str(p), "summary": summarize(queries, read_run(p))} for p in args.score
         }
     except (OSError, ValueError, KeyError) as e:

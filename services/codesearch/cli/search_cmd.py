@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any, cast
 
 from codesearch.cli.client import call, channel
-from codesearch.common.labels import label
+from codesearch.common.labels import enum_value, label
 from codesearch.v1 import common_pb2, search_pb2, search_pb2_grpc
 
 MODES = [
@@ -45,13 +46,13 @@ def build_request(args: argparse.Namespace) -> search_pb2.SearchRequest:
     return search_pb2.SearchRequest(
         query=args.query,
         repositories=args.repo,
-        mode=search_pb2.SearchMode.Value(f"SEARCH_MODE_{args.mode.upper()}"),
-        preset=search_pb2.Preset.Value(f"PRESET_{args.preset.upper()}"),
+        mode=enum_value(search_pb2.SearchMode, f"SEARCH_MODE_{args.mode.upper()}"),
+        preset=enum_value(search_pb2.Preset, f"PRESET_{args.preset.upper()}"),
         limit=args.limit,
         case_sensitive=args.case_sensitive,
         languages=args.lang,
         path_glob=args.path,
-        rerank=search_pb2.RerankPolicy.Value(f"RERANK_POLICY_{args.rerank.upper()}"),
+        rerank=enum_value(search_pb2.RerankPolicy, f"RERANK_POLICY_{args.rerank.upper()}"),
     )
 
 
@@ -120,13 +121,13 @@ def print_text(resp: search_pb2.SearchResponse, explain: bool) -> None:
         print(
             f"intent {data['intent']} ({resp.intent_confidence:.2f}), strategy {data['strategy']}, confidence {resp.confidence:.2f}"
         )
-        print("weights: " + ", ".join(f"{m} {w:.2f}" for m, w in data["weights"].items()))  # type: ignore[union-attr]
-        for leg in data["legs"]:  # type: ignore[union-attr]
+        print("weights: " + ", ".join(f"{w.modality} {w.weight:.2f}" for w in resp.weights))
+        for leg in cast(list[dict[str, Any]], data["legs"]):
             reason = f" ({leg['reason']})" if leg["reason"] else ""
             print(
                 f"  leg {leg['leg']:<10} {leg['status']:<8} {leg['hits']:>3} hits {leg['latency_ms']:>8.2f} ms  weight {leg['weight']:.2f}{reason}"
             )
-        stages = ", ".join(f"{k} {v:.2f} ms" for k, v in data["stage_ms"].items())  # type: ignore[union-attr]
+        stages = ", ".join(f"{k} {v:.2f} ms" for k, v in resp.stage_ms.items())
         print(f"total {resp.total_latency_ms:.2f} ms ({stages}); top-k: {resp.topk_reason}")
 
 

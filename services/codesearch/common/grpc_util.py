@@ -61,17 +61,19 @@ def rpc_stream(method: F) -> F:
 
 def add_health_and_reflection(
     server: grpc.aio.Server, service_full_names: Iterable[str]
-) -> health.aio.HealthServicer:
+) -> health.aio.HealthServicer:  # type: ignore[name-defined]  # grpc-stubs 1.53 lacks health.aio
     """Registers grpc.health.v1 (overall and per service, all SERVING) and server reflection."""
     names = list(service_full_names)
-    health_servicer = health.aio.HealthServicer()
+    health_servicer = health.aio.HealthServicer()  # type: ignore[attr-defined]  # grpc-stubs 1.53 lacks health.aio
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection([*names, health.SERVICE_NAME, reflection.SERVICE_NAME], server)
     return health_servicer
 
 
 async def set_serving(
-    health_servicer: health.aio.HealthServicer, names: Iterable[str], serving: bool
+    health_servicer: health.aio.HealthServicer,  # type: ignore[name-defined]  # grpc-stubs 1.53 lacks health.aio
+    names: Iterable[str],
+    serving: bool,
 ) -> None:
     status = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
     for name in names:

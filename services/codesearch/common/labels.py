@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar, cast
+
+E = TypeVar("E")
 
 
 def label(enum: Any, value: int, prefix: str) -> str:
     """`label(search_pb2.Strategy, STRATEGY_RRF_AFTER_DIRECT, "STRATEGY_")` -> "rrf_after_direct"."""
     return str(enum.Name(value)).removeprefix(prefix).lower()
+
+
+def enum_value(enum: type[E], name: str) -> E:
+    """`enum_value(search_pb2.SearchMode, "SEARCH_MODE_AUTO")`: the value typed as its enum (ValueError if unknown)."""
+    return cast(E, cast(Any, enum).Value(name))

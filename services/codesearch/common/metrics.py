@@ -42,11 +42,15 @@ def setup_metrics(service_name: str, env: dict[str, str] | None = None) -> bool:
     if not exporter_name:
         return False
     from opentelemetry.sdk.metrics import MeterProvider
-    from opentelemetry.sdk.metrics.export import ConsoleMetricExporter, PeriodicExportingMetricReader
+    from opentelemetry.sdk.metrics.export import (
+        ConsoleMetricExporter,
+        MetricExporter,
+        PeriodicExportingMetricReader,
+    )
     from opentelemetry.sdk.resources import Resource
 
     if exporter_name == "console":
-        exporter = ConsoleMetricExporter()
+        exporter: MetricExporter = ConsoleMetricExporter()
     else:
         from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
 

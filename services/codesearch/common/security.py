@@ -224,7 +224,11 @@ class _SyncToken(
 
 def _aio_details(d: grpc.aio.ClientCallDetails, token: str) -> grpc.aio.ClientCallDetails:
     return grpc.aio.ClientCallDetails(
-        d.method, d.timeout, _with_token(d.metadata, token), d.credentials, d.wait_for_ready
+        d.method,
+        d.timeout,
+        _with_token(d.metadata, token),  # type: ignore[arg-type]  # grpc-stubs 1.53: any sequence of pairs at run time
+        d.credentials,
+        d.wait_for_ready,
     )
 
 

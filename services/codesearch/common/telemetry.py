@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+import grpc
 from opentelemetry import trace
 
 tracer = trace.get_tracer("codesearch")
@@ -50,7 +51,7 @@ def setup_tracing(service_name: str, env: dict[str, str] | None = None) -> bool:
     return True
 
 
-def server_interceptors() -> list[object]:
+def server_interceptors() -> list[grpc.aio.ServerInterceptor]:
     """gRPC aio server interceptor that continues the caller's trace (health and reflection excluded)."""
     from opentelemetry.instrumentation.grpc import aio_server_interceptor, filters
 
@@ -60,7 +61,7 @@ def server_interceptors() -> list[object]:
     return [aio_server_interceptor(filter_=not_probes)]
 
 
-def client_interceptors() -> list[object]:
+def client_interceptors() -> list[grpc.aio.ClientInterceptor]:
     """gRPC aio client interceptors that propagate the trace context to the legs."""
     from opentelemetry.instrumentation.grpc import aio_client_interceptors
 

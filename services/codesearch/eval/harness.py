@@ -21,7 +21,7 @@ from codesearch.eval.patterns import literal_pattern, regex_pattern
 from codesearch.eval.runfile import Query, Result, RunRecord
 from codesearch.v1 import search_pb2, search_pb2_grpc
 
-MODES: dict[str, int] = {
+MODES: dict[str, search_pb2.SearchMode] = {
     "auto": search_pb2.SEARCH_MODE_AUTO,
     "keyword": search_pb2.SEARCH_MODE_KEYWORD,
     "literal": search_pb2.SEARCH_MODE_LITERAL,
@@ -33,7 +33,7 @@ MODES: dict[str, int] = {
     "impact": search_pb2.SEARCH_MODE_IMPACT,
     "naive_hybrid": search_pb2.SEARCH_MODE_NAIVE_HYBRID,
 }
-RERANK: dict[str, int] = {
+RERANK: dict[str, search_pb2.RerankPolicy] = {
     "": search_pb2.RERANK_POLICY_UNSPECIFIED,
     "on": search_pb2.RERANK_POLICY_ON,
     "off": search_pb2.RERANK_POLICY_OFF,

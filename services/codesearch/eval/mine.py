@@ -24,6 +24,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -70,6 +71,10 @@ class GroundTruthMiner(Protocol):
     def handles(self, rel_path: str) -> bool: ...
 
     def mine(self, root: Path, rel_paths: Sequence[str]) -> dict[str, list[Candidate]]: ...
+
+
+def _occurs_once(corpus: str, text: str) -> bool:
+    return corpus.count(text) == 1
 
 
 def walk_repository(root: Path) -> list[str]:
@@ -260,7 +265,7 @@ class PythonAstMiner:
                     [("quoted", f'"{msg}"')],
                     [{"path": path, "line": line, "end_line": line}],
                     {"exception": exc, "raise_line": raise_line},
-                    verify=lambda m=msg: corpus.count(m) == 1,
+                    verify=partial(_occurs_once, corpus, msg),
                 )
             )
         return out
@@ -383,7 +388,7 @@ def draw(klass: str, cands: list[Candidate], seed: int, per_class: int) -> list[
     rng = random.Random(f"{seed}:{klass}")
     pool = sorted(cands, key=lambda c: c.key)
     rng.shuffle(pool)
-    chosen = []
+    chosen: list[Candidate] = []
     for c in pool:
         if len(chosen) >= per_class:
             break

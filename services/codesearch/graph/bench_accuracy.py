@@ -114,7 +114,7 @@ def main() -> None:
         sample = rng.sample(names, min(SAMPLE_NAMES, len(names)))
         modules = rng.sample(sorted(module_file), min(SAMPLE_NAMES, len(module_file)))
 
-        def p50(fn, items) -> float:  # type: ignore[no-untyped-def]
+        def p50(fn, items) -> float:
             times = []
             for x in items:
                 s = time.perf_counter()

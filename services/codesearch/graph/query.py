@@ -7,6 +7,7 @@ import sqlite3
 import threading
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from codesearch.v1 import common_pb2, graph_pb2
 
@@ -20,6 +21,21 @@ FUZZY_CUTOFF = 0.75  # difflib ratio below this is a different name, not a typo
 FUZZY_MAX_NAMES = 20  # distinct names a fuzzy lookup expands to
 MAX_TARGETS = 200  # definitions a name may resolve to before we stop expanding it
 DEF_COLS = "d.id, d.name, d.qname, d.kind, d.start_line, d.end_line, d.signature, d.parent, d.centrality, f.path, f.language"
+
+
+class CallSite(NamedTuple):
+    """One row of the call-site query in `references`."""
+
+    id: int
+    line: int
+    callee: str
+    receiver: str
+    caller: str
+    snippet: str
+    candidates: int
+    path: str
+    centrality: float
+    target_ids: str | None  # comma-separated def ids the call resolved to
 
 
 @dataclass(slots=True)
@@ -148,6 +164,7 @@ class GraphReader:
         qualified = "." in name.replace("::", ".")
         if qualified and not targets:
             return R.RESOLUTION_NOT_FOUND, [], []
+        args: list[int] | list[str]
         if qualified:
             marks = ",".join("?" * len(target_ids))
             where, args = (
@@ -158,33 +175,36 @@ class GraphReader:
             # A case-insensitive hit means the calls use the definitions' spelling.
             names = sorted({d.name for d in targets}) or [short]
             where, args = f"c.callee IN ({','.join('?' * len(names))})", names
-        rows = self._q(
-            "SELECT c.id, c.line, c.callee, c.receiver, c.caller, c.snippet, c.candidates, f.path,"
-            " COALESCE(d.centrality, f.centrality),"
-            " (SELECT group_concat(t.def_id) FROM call_targets t WHERE t.call_id = c.id)"
-            f" FROM calls c JOIN files f ON f.id = c.file_id LEFT JOIN defs d ON d.id = c.caller_id WHERE {where}",
-            args,
-        )
+        rows = [
+            CallSite(*r)
+            for r in self._q(
+                "SELECT c.id, c.line, c.callee, c.receiver, c.caller, c.snippet, c.candidates, f.path,"
+                " COALESCE(d.centrality, f.centrality),"
+                " (SELECT group_concat(t.def_id) FROM call_targets t WHERE t.call_id = c.id)"
+                f" FROM calls c JOIN files f ON f.id = c.file_id LEFT JOIN defs d ON d.id = c.caller_id WHERE {where}",
+                args,
+            )
+        ]
         if not rows and not targets:
             return R.RESOLUTION_NOT_FOUND, [], []
         if not targets:
             resolution = (
                 R.RESOLUTION_AMBIGUOUS
             )  # called but not defined in the repository (library or builtin)
-        by_file: dict[str, list[tuple]] = defaultdict(list)
+        by_file: dict[str, list[CallSite]] = defaultdict(list)
         for r in rows:
-            by_file[r[7]].append(r)
-        ordered = sorted(by_file.items(), key=lambda kv: (-max(x[8] for x in kv[1]), kv[0]))
+            by_file[r.path].append(r)
+        ordered = sorted(by_file.items(), key=lambda kv: (-max(x.centrality for x in kv[1]), kv[0]))
         out: list[tuple[float, graph_pb2.Reference]] = []
         for path, calls in ordered:
             for _cid, line, callee, receiver, caller, snippet, candidates, _p, cent, tids in sorted(
-                calls, key=lambda x: x[1]
+                calls, key=lambda x: x.line
             ):
-                hit = bool(tids) and bool(target_ids & {int(t) for t in tids.split(",")})
+                hit = bool(tids) and bool(target_ids & {int(t) for t in (tids or "").split(",")})
                 res = R.RESOLUTION_EXACT if hit and candidates == 1 else R.RESOLUTION_AMBIGUOUS
                 out.append((cent, graph_pb2.Reference(
                     location=common_pb2.Location(repository=self.repository, path=path, start_line=line, end_line=line),
-                    callee_name=callee, receiver=receiver, caller=caller, snippet=snippet, resolution=res,  # type: ignore[arg-type]
+                    callee_name=callee, receiver=receiver, caller=caller, snippet=snippet, resolution=res,
                 )))  # fmt: skip
                 if len(out) >= limit:
                     return resolution, targets, out
@@ -211,7 +231,7 @@ class GraphReader:
                    else R.RESOLUTION_AMBIGUOUS)  # fmt: skip
             calls.append(graph_pb2.Reference(
                 location=common_pb2.Location(repository=self.repository, path=path, start_line=line, end_line=line),
-                callee_name=callee, receiver=receiver, caller=cname, snippet=snippet, resolution=res,  # type: ignore[arg-type]
+                callee_name=callee, receiver=receiver, caller=cname, snippet=snippet, resolution=res,
             ))  # fmt: skip
             order += [i for i in ids[:1] if i not in order] if candidates == 1 else []
         defs = (

@@ -36,7 +36,7 @@ MAX_DEPTH = 10  # per the proto
 MAX_NEIGHBORS = 200  # per the proto
 DEFAULT_NEIGHBORS = 20  # neighbours when the request says 0
 # Order used to merge per-repository resolutions: the most certain answer wins.
-RESOLUTION_RANK = [R.RESOLUTION_EXACT, R.RESOLUTION_AMBIGUOUS, R.RESOLUTION_CASE_INSENSITIVE,
+RESOLUTION_RANK: list[int] = [R.RESOLUTION_EXACT, R.RESOLUTION_AMBIGUOUS, R.RESOLUTION_CASE_INSENSITIVE,
                    R.RESOLUTION_FUZZY, R.RESOLUTION_NOT_FOUND]  # fmt: skip
 
 
@@ -164,8 +164,8 @@ class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
                 resolution = R.RESOLUTION_AMBIGUOUS
             return graph_pb2.FindReferencesResponse(
                 references=[ref for _c, ref in refs[:limit]],
-                resolution=resolution,
-                targets=targets,  # type: ignore[arg-type]
+                resolution=resolution,  # type: ignore[arg-type]
+                targets=targets,
             )
 
         return await asyncio.to_thread(work)
@@ -191,8 +191,8 @@ class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
             res, r, defs, calls = best
             return graph_pb2.FindCalleesResponse(
                 callees=[r.symbol(d) for d in defs],
-                resolution=res,
-                calls=calls,  # type: ignore[arg-type]
+                resolution=res,  # type: ignore[arg-type]
+                calls=calls,
             )
 
         return await asyncio.to_thread(work)

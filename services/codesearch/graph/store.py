@@ -332,9 +332,9 @@ def _calls_to_redo(conn: sqlite3.Connection, file_ids: set[int], names: set[str]
         for r in conn.execute(q, chunk):
             rows[r[0]] = r
     nl = list(names)
-    for chunk, marks in in_batches(nl):
+    for name_part, marks in in_batches(nl):
         q = f"SELECT id, file_id, caller, callee, receiver FROM calls WHERE callee IN ({marks})"
-        for r in conn.execute(q, chunk):
+        for r in conn.execute(q, name_part):
             rows[r[0]] = r
     return list(rows.values())
 

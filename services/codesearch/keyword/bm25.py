@@ -168,9 +168,9 @@ class Bm25Reader:
             hits.append(
                 Bm25Hit(
                     ChunkDoc(
-                        path=doc.get_first("path"),
-                        start_line=int(doc.get_first("start_line")),
-                        end_line=int(doc.get_first("end_line")),
+                        path=str(doc.get_first("path")),
+                        start_line=int(doc.get_first("start_line") or 0),
+                        end_line=int(doc.get_first("end_line") or 0),
                         language=doc.get_first("language") or "",
                         text=bytes(doc.get_first("text") or b"").decode(errors="replace"),
                         symbol=doc.get_first("symbol") or "",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 import pathspec
@@ -222,7 +223,11 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
     ) -> keyword_pb2.GetKeywordStatsResponse:
         resp = keyword_pb2.GetKeywordStatsResponse()
         for repo, snap in self._selected(list(request.repositories)):
-            common = {"repository": repo, "files": len(snap.files), "index_version": snap.version}
+            common: dict[str, Any] = {
+                "repository": repo,
+                "files": len(snap.files),
+                "index_version": snap.version,
+            }
             resp.bm25.append(
                 common_pb2.LegIndexStats(
                     **common, items=snap.bm25.num_docs, disk_bytes=dir_bytes(snap.generation / "bm25")

@@ -88,7 +88,11 @@ def apply_batch(snapdir: SnapshotDir, batch: IndexBatch) -> tuple[Path, int, int
             ]
         bm25_base = base / "bm25" if base is not None and old_files else None
         chunks = write(building / "bm25", bm25_base, docs, drop)
-        trigram_base = _native.TrigramIndex.open(str(base / "trigram")) if bm25_base is not None else None
+        trigram_base = (
+            _native.TrigramIndex.open(str(base / "trigram"))
+            if base is not None and bm25_base is not None
+            else None
+        )
         (building / "trigram").mkdir()
         _native.TrigramIndex.build(
             str(building / "trigram"), [(f.path, f.content) for f in batch.files], trigram_base, sorted(drop)

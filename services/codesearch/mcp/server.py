@@ -14,7 +14,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from codesearch import __version__
-from codesearch.common.labels import label
+from codesearch.common.labels import enum_value, label
 from codesearch.config import MAX_MESSAGE_BYTES
 from codesearch.v1 import common_pb2, search_pb2, search_pb2_grpc
 
@@ -122,7 +122,7 @@ def build_server(address: str) -> MCPServer:
             search_pb2.SearchRequest(
                 query=query,
                 repositories=_repos(repository),
-                mode=search_pb2.SearchMode.Value(f"SEARCH_MODE_{mode.upper()}"),
+                mode=enum_value(search_pb2.SearchMode, f"SEARCH_MODE_{mode.upper()}"),
                 limit=limit,
             )
         )

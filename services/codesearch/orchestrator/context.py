@@ -285,7 +285,7 @@ def neighbor_candidates(i: int, h: common_pb2.Hit) -> list[Candidate]:
     if loc.start_line > 1:
         out.append(
             Candidate(start=max(1, loc.start_line - NEIGHBOR_LINES_BEFORE), end=loc.start_line - 1, score=score,
-                      expanded_from=origin, keep_tail=True, seed_index=i, **common)  # type: ignore[arg-type]
+                      expanded_from=origin, keep_tail=True, seed_index=i, **common)
         )  # fmt: skip
     out.append(
         Candidate(start=end + 1, end=end + NEIGHBOR_LINES_AFTER, score=score * RANK_DECAY,

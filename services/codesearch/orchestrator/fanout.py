@@ -81,7 +81,7 @@ async def fan_out(
     results: list[tuple[common_pb2.LegReport, list[common_pb2.Hit]]] = []
     for p, t in zip(plan, tasks, strict=True):
         if t in settled:  # stopped waiting for it: the other legs' answer settles the query
-            report = common_pb2.LegReport(leg=p.leg, weight=p.weight, status=common_pb2.LEG_STATUS_SKIPPED)  # type: ignore[arg-type]
+            report = common_pb2.LegReport(leg=p.leg, weight=p.weight, status=common_pb2.LEG_STATUS_SKIPPED)
             report.reason, report.latency_ms = settled[t]
             results.append((report, []))
         else:
@@ -95,7 +95,7 @@ async def fan_out(
 
 
 async def _run_leg(legs: LegClients, p: LegPlan) -> tuple[common_pb2.LegReport, list[common_pb2.Hit]]:
-    report = common_pb2.LegReport(leg=p.leg, weight=p.weight)  # type: ignore[arg-type]
+    report = common_pb2.LegReport(leg=p.leg, weight=p.weight)
     if p.request is None:
         report.status = common_pb2.LEG_STATUS_SKIPPED
         report.reason = p.skip_reason

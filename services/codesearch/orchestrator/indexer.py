@@ -247,7 +247,7 @@ class Indexer:
         chunks_total = previous.chunks if previous else 0
         for leg, result in zip(available, results, strict=True):
             if isinstance(result, BaseException):
-                reason = result.details() if isinstance(result, grpc.aio.AioRpcError) else str(result)
+                reason = (result.details() or "") if isinstance(result, grpc.aio.AioRpcError) else str(result)
                 if leg == "keyword":
                     raise ServiceError(_update_failure_code(result), f"keyword index update failed: {reason}")
                 run.progress.degraded_legs.append(f"{leg}: {reason}")

@@ -118,4 +118,4 @@ class LegClients:
 
     async def close(self) -> None:
         for channel in self._channels:
-            await channel.close()
+            await channel.close(grace=None)

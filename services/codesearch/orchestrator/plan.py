@@ -13,6 +13,7 @@ from google.protobuf.message import Message
 from codesearch.common.errors import invalid
 from codesearch.orchestrator.expansion import expand
 from codesearch.orchestrator.ranking import adaptive
+from codesearch.orchestrator.ranking.fusion import Leg
 from codesearch.orchestrator.router import DIRECT_CONFIDENCE, Route, weights_for
 from codesearch.v1 import common_pb2, graph_pb2, keyword_pb2, search_pb2, vector_pb2
 
@@ -21,7 +22,7 @@ LEG_DEPTH = 50  # hits asked of each leg: enough for fusion to find agreement be
 # (concept 0.913 → 0.895): extra terms dilute the exact wording that docstring and message queries carry.
 USE_QUERY_EXPANSION = False
 # The service that answers each leg.
-LEG_SERVICE = {
+LEG_SERVICE: dict[int, str] = {
     common_pb2.LEG_KEYWORD: "keyword",
     common_pb2.LEG_TRIGRAM: "keyword",
     common_pb2.LEG_VECTOR: "vector",
@@ -38,7 +39,7 @@ QUICK_LEGS = (
 
 @dataclass(frozen=True)
 class LegPlan:
-    leg: int  # common_pb2.Leg
+    leg: Leg
     weight: float
     request: Message | None  # the message sent to the leg; None: the leg is not asked
     budget_s: float  # the leg's deadline, passed to its RPC
@@ -85,7 +86,7 @@ def plan_search(
     preset = request.preset or search_pb2.PRESET_DEFAULT
     query = request.query
 
-    def ask(leg: int, weight: float, message: Message) -> LegPlan:
+    def ask(leg: Leg, weight: float, message: Message) -> LegPlan:
         service = LEG_SERVICE[leg]
         if service not in available:
             return LegPlan(leg, weight, None, budget_s, f"{service} service is not configured")
@@ -121,10 +122,10 @@ def plan_search(
     return Plan(strategy, route, legs)
 
 
-def routed_weights(route: Route, preset: int) -> dict[int, float]:
+def routed_weights(route: Route, preset: int) -> dict[Leg, float]:
     """Each leg's fusion weight from the router's modality weights (insertion order breaks ties)."""
     w = route.weights
-    weights: dict[int, float] = {
+    weights: dict[Leg, float] = {
         common_pb2.LEG_VECTOR: w["semantic"],
         common_pb2.LEG_KEYWORD: w["text"],
         common_pb2.LEG_DEFINITION: w["structural"],
@@ -143,7 +144,7 @@ def routed_weights(route: Route, preset: int) -> dict[int, float]:
     return weights
 
 
-def _forced(mode: int, query: str, route: Route, scope: Scope) -> tuple[int, int, Message] | None:
+def _forced(mode: int, query: str, route: Route, scope: Scope) -> tuple[Leg, int, Message] | None:
     """(leg, implied intent, request) for a forced mode; None for AUTO and the naive baseline.
 
     A forced mode asks one leg with the query as typed (a definition/callers/impact query may still be phrased,
@@ -170,7 +171,7 @@ def _forced(mode: int, query: str, route: Route, scope: Scope) -> tuple[int, int
     return None
 
 
-def _routed_request(leg: int, query: str, target: str, scope: Scope) -> Message:
+def _routed_request(leg: Leg, query: str, target: str, scope: Scope) -> Message:
     """What a routed leg is asked: meaning legs the whole query, exact and structural legs the router's target."""
     if leg == common_pb2.LEG_KEYWORD:
         return keyword_request(query, scope)

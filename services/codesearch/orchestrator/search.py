@@ -96,7 +96,7 @@ class SearchPipeline:
         with tracer.start_as_current_span("route") as span:
             route = classify(request.query)
             plan = plan_search(request, route, scope, available, leg_budget(deadline))
-            span.set_attribute("intent", search_pb2.Intent.Name(plan.route.intent))  # type: ignore[arg-type]
+            span.set_attribute("intent", search_pb2.Intent.Name(plan.route.intent))
             span.set_attribute("strategy", strategy_name(plan.strategy))
         stage_ms["route"] = (time.perf_counter() - t) * 1000
 
@@ -222,7 +222,7 @@ def _response(plan: Plan, answer: FanOut, kept: list[FusedHit], reason: str) -> 
         del hit.leg_scores[:]
         hit.leg_scores.extend(f.leg_scores)
         del hit.found_by[:]
-        hit.found_by.extend(f.found_by)  # type: ignore[arg-type]
+        hit.found_by.extend(f.found_by)
         hit.boosts.extend(f.boosts)
         resp.hits.append(hit)
     return resp

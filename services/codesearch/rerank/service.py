@@ -168,7 +168,7 @@ async def wire_health(server: grpc.aio.Server, health_servicer: object) -> None:
         return
 
     async def update(available: bool, reason: str) -> None:
-        await set_serving(health_servicer, [SERVICE_NAME], available)  # type: ignore[arg-type]
+        await set_serving(health_servicer, [SERVICE_NAME], available)
 
     await update(servicer.available, servicer.unavailable_reason)
     servicer.add_status_listener(update)

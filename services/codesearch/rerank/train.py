@@ -321,7 +321,7 @@ def train_steps(
         for p in layer.parameters():
             p.requires_grad = False
     params = [p for g in groups for p in g["params"]]  # type: ignore[attr-defined]
-    opt = torch.optim.AdamW(groups, weight_decay=0.01)  # type: ignore[arg-type]
+    opt = torch.optim.AdamW(groups, weight_decay=0.01)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / WARMUP_STEPS))
     step = 0
     while step < max_steps and time.monotonic() < deadline:
@@ -495,7 +495,9 @@ def _features(
     ce_scores: np.ndarray,
 ) -> dict[str, np.ndarray]:
     q_emb = encode([g.query for g in groups])
-    cos, lex, bm = [], [], []
+    cos: list[float] = []
+    lex: list[float] = []
+    bm: list[float] = []
     for g, qe in zip(groups, q_emb, strict=True):
         members = [g.positive, *g.negatives[:GROUP_NEGATIVES]]
         cos.extend(emb[members] @ qe)

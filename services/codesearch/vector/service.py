@@ -166,13 +166,13 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         r.add_vectors(keys, np.stack([cached[h] for h in hashes]))
         return True
 
-    def _encode_query_first(self, emb: object, text: str) -> np.ndarray:
+    def _encode_query_first(self, emb: Embedder, text: str) -> np.ndarray:
         """Embeds a query while the background worker waits: on 2 cores two torch calls at once make the
         query wait for a whole document batch (measured 4.7 s instead of ~20 ms)."""
         with self._queries_lock:
             self._queries_in_flight += 1
         try:
-            return emb.encode_query(text)  # type: ignore[attr-defined, no-any-return]
+            return emb.encode_query(text)
         finally:
             with self._queries_lock:
                 self._queries_in_flight -= 1
@@ -262,7 +262,7 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         langs = {lang.lower() for lang in request.languages} or None
 
         def search_all() -> list[tuple[str, object]]:
-            found = []
+            found: list[tuple[str, object]] = []
             for r in repos:
                 found += [(r.repository, f) for f in r.search(q, request.limit, langs)]
             return found

@@ -31,6 +31,7 @@ from usearch.index import Index, MetricKind
 from codesearch.common.index_update import IndexBatch
 from codesearch.common.snapshot import SnapshotDir
 from codesearch.common.sqlite_batches import in_batches
+from codesearch.v1 import common_pb2
 from codesearch.vector.doc_text import DEFAULT_VARIANT, doc_text
 from codesearch.vector.embedder import EmbeddingCache, text_hash
 
@@ -138,6 +139,7 @@ class RepoIndex:
         db = _connect(gen / CHUNKS_DB)
         try:
             meta = dict(db.execute("SELECT name, value FROM meta").fetchall())
+            db.row_factory = sqlite3.Row  # columns by name below
             rows = db.execute(
                 "SELECT key, path, start_line, end_line, language, content_hash, symbol, breadcrumb, snippet,"
                 " doc_hash FROM chunks"
@@ -149,16 +151,16 @@ class RepoIndex:
         self.next_key = int(meta.get("next_key", 1))
         self.files = int(meta.get("files", 0))
         self.rows = {
-            r[0]: ChunkMeta(
-                r[1],
-                r[2],
-                r[3],
-                r[4] or "",
-                r[5] or "",
-                r[6] or "",
-                tuple(json.loads(r[7] or "[]")),
-                r[8] or "",
-                r[9],
+            r["key"]: ChunkMeta(
+                path=r["path"],
+                start_line=r["start_line"],
+                end_line=r["end_line"],
+                language=r["language"] or "",
+                content_hash=r["content_hash"] or "",
+                symbol=r["symbol"] or "",
+                breadcrumb=tuple(json.loads(r["breadcrumb"] or "[]")),
+                snippet=r["snippet"] or "",
+                doc_hash=r["doc_hash"],
             )
             for r in rows
         }
@@ -181,7 +183,7 @@ class RepoIndex:
             self.index = Index.restore(str(mine), view=True)
             # A saved index does not keep its search beam: a restored one searches at usearch's default (64),
             # which at 100k vectors is recall@10 0.907 instead of 0.981 (bench/vector_recall.py).
-            self.index.expansion_search = HNSW_EXPANSION_SEARCH
+            self.index.expansion_search = HNSW_EXPANSION_SEARCH  # type: ignore[misc,union-attr]  # usearch stub: no setter
             self._index_is_view = True
         self.pending = self._missing(self.index, self.rows)
 
@@ -374,7 +376,7 @@ class RepoIndex:
                     return []
                 if len(allowed) <= EXACT_SEARCH_MAX:
                     keys = np.asarray(allowed, dtype=np.uint64)
-                    vecs = np.asarray(index.get(keys, dtype=np.float32), dtype=np.float32).reshape(
+                    vecs = np.asarray(index.get(keys, dtype=np.float32), dtype=np.float32).reshape(  # type: ignore[arg-type]  # usearch takes numpy dtypes
                         len(keys), -1
                     )
                     scores = vecs @ query.astype(np.float32)
@@ -407,31 +409,31 @@ class RepoIndex:
             return self.snap.delete()
 
 
-def _file_chunks(f: object) -> list[tuple[str, int, int, str, str, str, list[str], str]]:
+def _file_chunks(f: common_pb2.IndexedFile) -> list[tuple[str, int, int, str, str, str, list[str], str]]:
     """(path, start, end, language, content hash, text, breadcrumb, symbol) of a file's chunks.
 
     A file sent without chunks is cut into fixed windows so it is still searchable.
     """
     out = []
-    for c in f.chunks:  # type: ignore[attr-defined]
+    for c in f.chunks:
         out.append(
             (
                 c.path or f.path,
                 c.start_line,
                 c.end_line,
-                c.language or f.language,  # type: ignore[attr-defined]
+                c.language or f.language,
                 c.content_hash or text_hash(c.text),
                 c.text,
                 list(c.breadcrumb),
                 c.symbol,
             )
         )
-    if out or not f.content:  # type: ignore[attr-defined]
+    if out or not f.content:
         return out
-    lines = f.content.decode("utf-8", "replace").splitlines()  # type: ignore[attr-defined]
+    lines = f.content.decode("utf-8", "replace").splitlines()
     for i in range(0, len(lines), FALLBACK_WINDOW_LINES):
         text = "\n".join(lines[i : i + FALLBACK_WINDOW_LINES])
         if text.strip():
             end = min(len(lines), i + FALLBACK_WINDOW_LINES)
-            out.append((f.path, i + 1, end, f.language, text_hash(text), text, [], ""))  # type: ignore[attr-defined]
+            out.append((f.path, i + 1, end, f.language, text_hash(text), text, [], ""))
     return out

@@ -10,6 +10,7 @@ vector leg then has no say, and the orchestrator stops waiting for it (fanout.py
 from __future__ import annotations
 
 from codesearch.common.text import words
+from codesearch.orchestrator.ranking.fusion import RankedList
 from codesearch.v1 import common_pb2, search_pb2
 
 ADAPTIVE_INTENTS = (search_pb2.INTENT_UNDERSTAND_CODE, search_pb2.INTENT_FIND_SIMILAR)
@@ -41,9 +42,7 @@ def decisive(intent: int, query: str, keyword_hits: list[common_pb2.Hit]) -> str
     return f"keyword top hit has {coverage:.0%} of the query's words"
 
 
-def adapt_weights(
-    intent: int, query: str, lists: list[tuple[int, float, list[common_pb2.Hit]]]
-) -> tuple[list[tuple[int, float, list[common_pb2.Hit]]], float, str]:
+def adapt_weights(intent: int, query: str, lists: list[RankedList]) -> tuple[list[RankedList], float, str]:
     """The lists with the vector leg's weight adjusted, the factor applied, and why ("" when unchanged)."""
     legs = {leg: hits for leg, _w, hits in lists}
     if common_pb2.LEG_KEYWORD not in legs or common_pb2.LEG_VECTOR not in legs:

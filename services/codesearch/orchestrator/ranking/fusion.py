@@ -8,17 +8,23 @@ weight) names it. Scores: Σ wᵢ / (k + rankᵢ + 1) in native code; boosts and
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 from codesearch import _native
 from codesearch.v1 import common_pb2, search_pb2
 
 # RRF's k per preset: a smaller k gives the top ranks of each leg more say.
-RRF_K = {search_pb2.PRESET_QUICK: 40.0, search_pb2.PRESET_DEFAULT: 40.0, search_pb2.PRESET_THOROUGH: 60.0}
+RRF_K: dict[int, float] = {
+    search_pb2.PRESET_QUICK: 40.0,
+    search_pb2.PRESET_DEFAULT: 40.0,
+    search_pb2.PRESET_THOROUGH: 60.0,
+}
 DEFAULT_RRF_K = 40.0  # a preset missing from RRF_K
 NAIVE_RRF_K = 60.0  # the textbook constant, for the naive baseline
 
 # One leg's answer as fusion reads it: (leg, weight, hits best first).
-RankedList = tuple[int, float, list[common_pb2.Hit]]
+Leg: TypeAlias = common_pb2.Leg  # a leg value, as the generated stubs type it
+RankedList = tuple[Leg, float, list[common_pb2.Hit]]
 
 
 @dataclass
@@ -27,7 +33,7 @@ class FusedHit:
     hit: common_pb2.Hit  # the representative hit (location, snippet...) of the place
     score: float
     leg_scores: list[common_pb2.LegScore] = field(default_factory=list)
-    found_by: list[int] = field(default_factory=list)
+    found_by: list[Leg] = field(default_factory=list)
     boosts: list[common_pb2.Boost] = field(default_factory=list)
 
     def scale(self, name: str, factor: float) -> None:
@@ -88,7 +94,7 @@ def fuse(lists: list[RankedList], k: float) -> list[FusedHit]:
     return out
 
 
-def _leg_score(hit: common_pb2.Hit, leg: int) -> float:
+def _leg_score(hit: common_pb2.Hit, leg: Leg) -> float:
     for s in hit.leg_scores:
         if s.leg == leg:
             return s.score

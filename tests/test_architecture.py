@@ -1,0 +1,49 @@
+"""The layering of services/ARCHITECTURE.md, checked on the source: no leg imports another leg, common/ imports
+no service, and no module imports the orchestrator but the entry points."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "services" / "codesearch"
+LEGS = {"keyword", "vector", "graph", "rerank"}
+ENTRY_POINTS = {"cli", "mcp", "server", "bench"}  # compose services; may import anything
+# Imports between folders that exist today and are being removed by their owners: the list may only shrink.
+KNOWN = {
+    ("rerank", "vector"): "#16 moves the shared model plumbing to common/models/",
+    ("orchestrator", "graph"): "#18 moves the extractor to common/parsing (orchestrator/indexer.py)",
+}
+
+
+def folder_imports() -> set[tuple[str, str]]:
+    """(importing folder, imported folder) for every import of codesearch.<folder> between different folders."""
+    edges: set[tuple[str, str]] = set()
+    for path in PACKAGE.rglob("*.py"):
+        rel = path.relative_to(PACKAGE).parts
+        if rel[0] == "v1":
+            continue
+        source = rel[0].removesuffix(".py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("codesearch."):
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names if a.name.startswith("codesearch.")]
+            for name in names:
+                target = name.split(".")[1]
+                if target != source:
+                    edges.add((source, target))
+    return edges
+
+
+def test_no_leg_imports_another_leg_and_common_imports_no_service() -> None:
+    edges = folder_imports()
+    leg_to_leg = {(a, b) for a, b in edges if a in LEGS and b in LEGS}
+    common_up = {(a, b) for a, b in edges if a == "common" and (b in LEGS or b == "orchestrator")}
+    into_orchestrator = {(a, b) for a, b in edges if b == "orchestrator" and a not in ENTRY_POINTS}
+    leg_from_orchestrator = {(a, b) for a, b in edges if a == "orchestrator" and b in LEGS}
+    found = leg_to_leg | common_up | into_orchestrator | leg_from_orchestrator
+    assert found - set(KNOWN) == set(), f"imports across the layering: {sorted(found - set(KNOWN))}"
+    stale = set(KNOWN) - found
+    assert not stale, f"gone, so remove from KNOWN: {sorted(stale)}"
