@@ -33,7 +33,7 @@ def resolve_commit(repo: pygit2.Repository, ref: str) -> pygit2.Commit:
         commit = repo.revparse_single(ref).peel(pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError):
         raise invalid(f"{ref!r} is not a branch, tag or commit of {repo.path}") from None
-    return commit  # type: ignore[no-any-return]
+    return commit
 
 
 class GitSource:
