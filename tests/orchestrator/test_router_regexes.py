@@ -8,7 +8,7 @@ import time
 
 import pytest
 from codesearch.orchestrator import router
-from codesearch.orchestrator.router import CAMEL_CASE, MAX_ROUTED_CHARS, RULES, classify
+from codesearch.orchestrator.router import MAX_ROUTED_CHARS, RULES, classify
 
 # The camel_case rule as it was: compiled case-insensitively it nests quantifiers (2**n backtracking). It is
 # the oracle for the language the linear rule must keep (so routing, and every eval figure, is unchanged).
@@ -48,23 +48,17 @@ def test_every_rule_is_fast_on_hostile_input(query: str) -> None:
         assert took < MAX_RULE_SECONDS, f"rule {rule.name} took {took:.3f}s on {query[:40]!r}"
 
 
-def test_camel_case_is_the_same_language_as_before() -> None:
-    new = re.compile(CAMEL_CASE, re.IGNORECASE | re.DOTALL)
+@pytest.mark.parametrize(
+    ("rule", "old", "alphabet"), [("camel_case", OLD_CAMEL_CASE, "aA1_ ."), ("dotted", OLD_DOTTED, "a1_. ")]
+)
+def test_rewritten_rules_match_the_same_language_as_before(
+    rule: str, old: re.Pattern[str], alphabet: str
+) -> None:
+    new = next(r.pattern for r in RULES if r.name == rule)
     for n in range(1, 9):
-        for chars in itertools.product("aA1_ .", repeat=n):
+        for chars in itertools.product(alphabet, repeat=n):
             s = "".join(chars)
-            old_m, new_m = OLD_CAMEL_CASE.search(s), new.search(s)
-            assert bool(old_m) == bool(new_m), s
-            if old_m and new_m:
-                assert old_m.group("t") == new_m.group("t"), s
-
-
-def test_dotted_is_the_same_language_as_before() -> None:
-    new = next(r.pattern for r in RULES if r.name == "dotted")
-    for n in range(1, 9):
-        for chars in itertools.product("a1_. ", repeat=n):
-            s = "".join(chars)
-            old_m, new_m = OLD_DOTTED.search(s), new.search(s)
+            old_m, new_m = old.search(s), new.search(s)
             assert bool(old_m) == bool(new_m), s
             if old_m and new_m:
                 assert old_m.group("t") == new_m.group("t"), s
