@@ -16,6 +16,15 @@ from codesearch.common.errors import ServiceError
 
 log = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
+# Status messages are cut to this: a message echoing a 10,000-character name went past gRPC's metadata limit
+# (8 KiB) and reached the client as RESOURCE_EXHAUSTED instead of its own status.
+MAX_STATUS_MESSAGE_CHARS = 1000
+
+
+def _message(text: str) -> str:
+    if len(text) <= MAX_STATUS_MESSAGE_CHARS:
+        return text
+    return text[: MAX_STATUS_MESSAGE_CHARS - 20] + f"... ({len(text)} characters)"
 
 
 def rpc(method: F) -> F:
@@ -29,12 +38,12 @@ def rpc(method: F) -> F:
         try:
             return await method(self, request, context)
         except ServiceError as e:
-            await context.abort(e.code, e.message)
+            await context.abort(e.code, _message(e.message))
         except (grpc.aio.AbortError, grpc.RpcError):
             raise
         except Exception as e:  # a bug: report it plainly, keep the server up
             log.exception("%s failed", method.__qualname__)
-            await context.abort(grpc.StatusCode.INTERNAL, f"{type(e).__name__}: {e}")
+            await context.abort(grpc.StatusCode.INTERNAL, _message(f"{type(e).__name__}: {e}"))
 
     return wrapper  # type: ignore[return-value]
 
@@ -49,12 +58,12 @@ def rpc_stream(method: F) -> F:
             async for item in method(self, request, context):
                 yield item
         except ServiceError as e:
-            await context.abort(e.code, e.message)
+            await context.abort(e.code, _message(e.message))
         except (grpc.aio.AbortError, grpc.RpcError):
             raise
         except Exception as e:
             log.exception("%s failed", method.__qualname__)
-            await context.abort(grpc.StatusCode.INTERNAL, f"{type(e).__name__}: {e}")
+            await context.abort(grpc.StatusCode.INTERNAL, _message(f"{type(e).__name__}: {e}"))
 
     return wrapper  # type: ignore[return-value]
 

@@ -13,14 +13,15 @@ from codesearch.common.errors import check_limit, check_query, check_repo_name, 
 from codesearch.common.grpc_util import rpc
 from codesearch.common.index_update import IndexBatch, read_update_stream
 from codesearch.common.snapshot import SnapshotDir, list_repositories
-from codesearch.config import Settings
+from codesearch.config import MAX_QUERY_CHARS, Settings
 from codesearch.graph.query import GraphReader, kind_name
 from codesearch.graph.store import DB_NAME, UpdateStats, build_generation, connect_readonly, parse_files
 from codesearch.v1 import common_pb2, graph_pb2, graph_pb2_grpc
 
 R = graph_pb2
 SERVICE_DIR = "graph"
-MAX_NAME_CHARS = 512  # symbol names and targets; anything longer is not a name
+# Symbol names and targets: the query limit the API documents (a Search passes its query as the name).
+MAX_NAME_CHARS = MAX_QUERY_CHARS
 DEFAULT_LIMIT = 50  # results when the request says 0
 MAX_LIMIT = 1000  # per the proto: FindDefinitions/References/Callees take 1..1000
 MAX_IMPACT_LIMIT = 5000  # per the proto

@@ -8,9 +8,11 @@ from collections.abc import AsyncIterator
 import grpc
 
 from codesearch import __version__
-from codesearch.common.errors import check_repo_name
+from codesearch.common.admission import Gate
+from codesearch.common.errors import ServiceError, check_repo_name, invalid, not_found
 from codesearch.common.grpc_util import rpc, rpc_stream
 from codesearch.config import Settings
+from codesearch.orchestrator.admission import is_expensive
 from codesearch.orchestrator.indexer import Indexer
 from codesearch.orchestrator.legs import LegClients
 from codesearch.orchestrator.registry import Registry, RepoRecord
@@ -36,6 +38,7 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
         self.registry = Registry(settings.service_dir("orchestrator"))
         self.indexer = Indexer(settings, legs, self.registry)
         self.pipeline = SearchPipeline(legs, self.registry)
+        self.gate = Gate("search")
 
     @rpc_stream
     async def IndexRepository(
@@ -48,7 +51,9 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
     async def Search(
         self, request: search_pb2.SearchRequest, context: grpc.aio.ServicerContext
     ) -> search_pb2.SearchResponse:
-        return await self.pipeline.search(request, context.time_remaining())
+        _check_enums(request)
+        async with self.gate.admit(is_expensive(request)):
+            return await self.pipeline.search(request, context.time_remaining())
 
     @rpc
     async def BuildContext(
@@ -92,8 +97,13 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
         errors = [r for r in results if isinstance(r, BaseException)]
         existed = self.registry.remove(name)
         if errors:
-            raise errors[0]
-        return search_pb2.DeleteRepositoryResponse(deleted=existed)
+            e = errors[0]
+            if isinstance(e, grpc.aio.AioRpcError):  # the leg's own status, not UNKNOWN with a traceback
+                raise ServiceError(e.code(), f"deleting {name!r}: {e.details()}") from None
+            raise e
+        if not existed and not any(getattr(r, "deleted", False) for r in results):
+            raise not_found(f"repository {name!r} is not indexed")
+        return search_pb2.DeleteRepositoryResponse(deleted=True)
 
     @rpc
     async def GetStatus(
@@ -146,6 +156,14 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
             detail = f"{s.model} ({s.backend}, {s.dimensions} dims)" if ok else s.unavailable_reason
             return search_pb2.ServiceStatus(available=ok, detail=detail), list(s.repositories)
         return search_pb2.ServiceStatus(available=True, detail="tree-sitter graph"), list(s.repositories)
+
+
+def _check_enums(request: search_pb2.SearchRequest) -> None:
+    """proto3 enums are open: an unknown number arrives as is and would be ignored silently."""
+    if request.preset not in search_pb2.Preset.values():
+        raise invalid(f"unknown preset {request.preset}")
+    if request.rerank not in search_pb2.RerankPolicy.values():
+        raise invalid(f"unknown rerank policy {request.rerank}")
 
 
 def _repo(r: RepoRecord) -> search_pb2.Repository:
