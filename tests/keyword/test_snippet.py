@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from codesearch.keyword.snippet import focus, words
+from codesearch.common.text import words
+from codesearch.keyword.snippet import focus
 
 CLASS_CHUNK = '''class Mailbox:
     """A group of messages."""

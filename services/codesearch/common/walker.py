@@ -101,6 +101,11 @@ class _IgnoreStack:
         return False
 
 
+def is_hidden(rel_path: str) -> bool:
+    """A dotfile or a file under a dot-directory (.github/, .hidden/): indexed, but no source of mined examples."""
+    return any(part.startswith(".") for part in rel_path.split("/"))
+
+
 def is_lock_file(name: str) -> bool:
     return name in LOCK_FILES or name.endswith(".lock")
 

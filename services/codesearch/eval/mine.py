@@ -19,7 +19,6 @@ Classes (Python miner):
 from __future__ import annotations
 
 import ast
-import os
 import random
 import re
 from collections import Counter, defaultdict
@@ -28,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from codesearch.common.walker import is_hidden, walk
+from codesearch.config import DEFAULT_MAX_FILE_BYTES
 from codesearch.eval.runfile import Query
 
 MIN_SYMBOL_CHARS = 4  # shorter names ("run", "get") are too generic to be a fair definition query
@@ -39,7 +40,6 @@ MIN_MESSAGE_CHARS = 12  # short messages ("bad value") are not what people paste
 MIN_SENTENCE_WORDS = 5  # fewer words say too little to find a definition by meaning
 MAX_SENTENCE_WORDS = 40  # longer first "sentences" are usually unpunctuated paragraphs
 MAX_FILE_BYTES = 1 << 20  # generated or data files; the indexer skips them too
-SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "venv", ".venv", "build", "dist"})
 CLASS_PREFIX = {
     "definition": "def",
     "references": "ref",
@@ -73,16 +73,9 @@ class GroundTruthMiner(Protocol):
 
 
 def walk_repository(root: Path) -> list[str]:
-    """Relative '/'-separated paths of regular files, sorted; hidden and build/vendor folders skipped."""
-    out: list[str] = []
-    for d, dirs, files in os.walk(root):
-        dirs[:] = sorted(x for x in dirs if not x.startswith(".") and x not in SKIP_DIRS)
-        for f in sorted(files):
-            p = Path(d) / f
-            if f.startswith(".") or p.is_symlink() or not p.is_file():
-                continue
-            out.append(p.relative_to(root).as_posix())
-    return sorted(out)
+    """Relative '/'-separated paths of the files the indexer would index (common/walker.py), sorted, without
+    hidden ones: a query is mined only from code the index holds."""
+    return [f.rel_path for f in walk(root, DEFAULT_MAX_FILE_BYTES).files if not is_hidden(f.rel_path)]
 
 
 def name_tokens(name: str) -> set[str]:

@@ -21,6 +21,7 @@ from codesearch.common.errors import (
 from codesearch.common.grpc_util import rpc
 from codesearch.common.index_update import read_update_stream
 from codesearch.common.snapshot import SnapshotDir, list_repositories
+from codesearch.common.text import words
 from codesearch.config import MAX_QUERY_CHARS, Settings
 from codesearch.keyword import snippet
 from codesearch.keyword.bm25 import Bm25Hit
@@ -128,7 +129,7 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
                         scored.append((repo, h))
             # Several repositories: one list by BM25 score (same analyzer and scoring in each index).
             scored.sort(key=lambda rh: (-rh[1].score, rh[0], rh[1].doc.path, rh[1].doc.start_line))
-            query_words = snippet.words(request.query)
+            query_words = words(request.query)
             return [
                 _bm25_hit(repo, h, rank, query_words if rank < FOCUSED_HITS else set())
                 for rank, (repo, h) in enumerate(scored[:limit])

@@ -1,7 +1,8 @@
 """Query cache: a response is reused only for the same request over the same index versions and configuration.
 
 The key holds the normalised query, every request option, each searched repository's index version and a
-fingerprint of the ranking configuration, so a re-index or a config change invalidates entries by itself.
+fingerprint of the ranking configuration (tuning.py), so a re-index or a config change invalidates entries by
+itself.
 """
 
 from __future__ import annotations
@@ -10,9 +11,19 @@ import hashlib
 import json
 from collections import OrderedDict
 
-from codesearch.v1 import search_pb2
+from codesearch.v1 import common_pb2, search_pb2
 
 CACHE_ENTRIES = 1024  # a few MB of responses; covers an agent's repeated lookups within a session
+
+
+# An answer given while a leg was degraded (it will be back) or answered over part of its data (embeddings still
+# filling in) is not repeated: neither changes the index version in the key, so the cache could not tell.
+UNCACHED_STATUSES = frozenset({common_pb2.LEG_STATUS_DEGRADED, common_pb2.LEG_STATUS_PARTIAL})
+
+
+def cacheable(response: search_pb2.SearchResponse) -> bool:
+    """Whether an answer is worth repeating: every leg that was asked answered over all of its data."""
+    return not any(r.status in UNCACHED_STATUSES for r in response.legs)
 
 
 def normalise(query: str) -> str:

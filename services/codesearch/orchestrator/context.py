@@ -13,12 +13,12 @@ budget holds the heads of many seeds before the full body of one.
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 
 import grpc
 
 from codesearch.common.errors import check_query, failed_precondition, invalid
+from codesearch.common.text import PROSE_STOPWORDS, ascii_words
 from codesearch.config import MAX_QUERY_CHARS
 from codesearch.orchestrator.legs import LegClients
 from codesearch.orchestrator.packing import DEFAULT_MAX_SEGMENTS, Candidate, FileText, Packer, render
@@ -33,30 +33,7 @@ SEED_LIMIT = 30  # Search hits asked for: a 16k budget holds the heads of about 
 SEED_HEAD_LINES = 12  # signature plus docstring opening of a seed: enough to tell what it is
 SEED_BODY_DECAY = 0.5  # the rest of a seed competes with the heads of seeds about half as good
 FULL_SEEDS = 1  # the best hit enters whole: it is most often the answer, and an agent wants all of it
-WORD = re.compile(r"[a-z][a-z0-9]*")
 MIN_WORD_CHARS = 3  # shorter words ("a", "of", "is") say nothing about where a match is
-STOPWORDS = frozenset(
-    [
-        "the",
-        "and",
-        "for",
-        "that",
-        "this",
-        "with",
-        "from",
-        "are",
-        "was",
-        "not",
-        "but",
-        "its",
-        "has",
-        "have",
-        "into",
-        "when",
-        "how",
-        "what",
-    ]
-)
 EXPAND_SEEDS = 6  # expand only the best seeds; the expansions of lower ones would decay below any seed
 
 NEIGHBOR_LINES_BEFORE = 4  # decorators and the comment above a definition
@@ -252,7 +229,7 @@ async def build_context(
 
 
 def query_words(query: str) -> set[str]:
-    return {w for w in WORD.findall(query.lower()) if len(w) >= MIN_WORD_CHARS and w not in STOPWORDS}
+    return {w for w in ascii_words(query) if len(w) >= MIN_WORD_CHARS and w not in PROSE_STOPWORDS}
 
 
 def focus_start(text: FileText | None, start: int, end: int, words: set[str]) -> int:
@@ -260,7 +237,7 @@ def focus_start(text: FileText | None, start: int, end: int, words: set[str]) ->
     if text is None or not words or end - start + 1 <= SEED_HEAD_LINES:
         return start
     end = min(end, len(text.lines))
-    counts = [len(words & set(WORD.findall(text.lines[n - 1].lower()))) for n in range(start, end + 1)]
+    counts = [len(words & set(ascii_words(text.lines[n - 1]))) for n in range(start, end + 1)]
     best, best_at = sum(counts[:SEED_HEAD_LINES]), start
     window = best
     for i in range(SEED_HEAD_LINES, len(counts)):

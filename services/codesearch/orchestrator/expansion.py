@@ -6,7 +6,7 @@ above scattered words); "auth" also asks for "authentication". Whole words only,
 
 from __future__ import annotations
 
-import re
+from codesearch.common.text import ascii_words
 
 MAX_EXPANSIONS = 8  # more terms dilute BM25's idf weighting more than they add recall
 MAX_VARIANT_WORDS = 4  # adjacent-word identifiers longer than this are not how people name things
@@ -42,12 +42,11 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "param": ("parameter",),
     "parameter": ("param",),
 }
-WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 
 
 def expand(query: str) -> list[str]:
     """Extra terms for the query, in a fixed order, at most MAX_EXPANSIONS; the query itself is not repeated."""
-    words = [w.lower() for w in WORD.findall(query)]
+    words = ascii_words(query)
     present = set(words)
     extra: list[str] = []
 

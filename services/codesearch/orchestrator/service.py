@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 
 import grpc
 
@@ -67,9 +67,10 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
     async def ListRepositories(
         self, request: search_pb2.ListRepositoriesRequest, context: grpc.aio.ServicerContext
     ) -> search_pb2.ListRepositoriesResponse:
-        return search_pb2.ListRepositoriesResponse(
-            repositories=[_repo(r) for r in self.registry.load().values()]
-        )
+        repositories = [_repo(r) for r in self.registry.load().values()]
+        _, stats = await self._leg_status("vector")
+        _fill_pending(repositories, stats)
+        return search_pb2.ListRepositoriesResponse(repositories=repositories)
 
     @rpc
     async def DeleteRepository(
@@ -119,9 +120,7 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
             status.address = self.legs.legs[name].address or "not configured"
             resp.services.append(status)
             resp.leg_stats.extend(stats)
-        pending = {s.repository: s.pending for s in resp.leg_stats if s.detail.startswith("vector")}
-        for repo in resp.repositories:
-            repo.embeddings_pending = pending.get(repo.name, 0)
+        _fill_pending(resp.repositories, [s for s in resp.leg_stats if s.detail.startswith("vector")])
         return resp
 
     async def _leg_status(self, name: str) -> tuple[search_pb2.ServiceStatus, list[common_pb2.LegIndexStats]]:
@@ -164,6 +163,15 @@ def _check_enums(request: search_pb2.SearchRequest) -> None:
         raise invalid(f"unknown preset {request.preset}")
     if request.rerank not in search_pb2.RerankPolicy.values():
         raise invalid(f"unknown rerank policy {request.rerank}")
+
+
+def _fill_pending(
+    repositories: Iterable[search_pb2.Repository], vector_stats: list[common_pb2.LegIndexStats]
+) -> None:
+    """Each repository's chunks still waiting for embeddings, from the vector leg's stats (0 when it has none)."""
+    pending = {s.repository: s.pending for s in vector_stats}
+    for repo in repositories:
+        repo.embeddings_pending = pending.get(repo.name, 0)
 
 
 def _repo(r: RepoRecord) -> search_pb2.Repository:

@@ -2,67 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
+
+from codesearch.common.text import subwords
 
 BREADCRUMB_SEP = " > "  # reads like a path of enclosing definitions, and tokenises to one short piece
 GAP_MARKER = "..."  # marks lines dropped between kept ones, so the model sees the text is not contiguous
 FOCUS_WINDOW_LINES = 400  # lines farther than this from every focus line can never fit a 256-token budget
 CHARS_PER_TOKEN = 3  # WordPiece on code averages ~3 characters a token; used only without a tokenizer
 SPECIAL_TOKENS_PER_PAIR = 3  # [CLS] query [SEP] candidate [SEP]
-
-_WORD_RE = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|[0-9]+")
-# Words so common in code and questions that matching them says nothing about relevance.
-STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "to",
-        "in",
-        "on",
-        "for",
-        "and",
-        "or",
-        "is",
-        "are",
-        "be",
-        "by",
-        "with",
-        "as",
-        "at",
-        "from",
-        "this",
-        "that",
-        "it",
-        "its",
-        "if",
-        "else",
-        "not",
-        "no",
-        "return",
-        "returns",
-        "self",
-        "cls",
-        "none",
-        "true",
-        "false",
-        "def",
-        "class",
-        "import",
-        "use",
-        "used",
-        "using",
-        "which",
-        "when",
-        "what",
-        "where",
-        "how",
-        "do",
-        "does",
-    ]
-)
 
 CountTokens = Callable[[Sequence[str]], list[int]]
 
@@ -159,7 +107,7 @@ def candidate_text(
 
 def words(text: str) -> set[str]:
     """Lower-case sub-words of identifiers and prose (snake_case and camelCase split), minus stopwords."""
-    return {w.lower() for w in _WORD_RE.findall(text)} - STOPWORDS
+    return set(subwords(text))
 
 
 def lexical_overlap(query: str, text: str) -> float:

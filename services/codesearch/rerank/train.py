@@ -31,7 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
-from codesearch.config import Settings
+from codesearch.common.text import subwords
+from codesearch.common.walker import is_hidden, walk
+from codesearch.config import DEFAULT_MAX_FILE_BYTES, Settings
 from codesearch.rerank import gated
 from codesearch.rerank import text as rtext
 from codesearch.rerank.model import (
@@ -83,7 +85,6 @@ L2 = 1e-2  # ridge for the logistic blend; the features are few and on similar s
 # neither trained nor scored, and the blend is fit without it.
 MIN_CE_TRAIN_S = 120.0
 SEED = 13
-SKIP_DIRS = {".git", "__pycache__", "node_modules", ".venv", "venv", "build", "dist", "site-packages"}
 
 BLEND_CANDIDATES: tuple[tuple[str, ...], ...] = (
     ("ce",),
@@ -206,11 +207,9 @@ def mine_python_file(root: Path, file: Path) -> list[Definition]:
 def mine(root: Path) -> list[Definition]:
     """Definitions with a usable docstring under root (Python files, via `ast`)."""
     found: list[Definition] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
-        for name in sorted(filenames):
-            if name.endswith(".py"):
-                found.extend(mine_python_file(root, Path(dirpath) / name))
+    for f in walk(root, DEFAULT_MAX_FILE_BYTES).files:  # the files the indexer would index
+        if f.rel_path.endswith(".py") and not is_hidden(f.rel_path):
+            found.extend(mine_python_file(root, root / f.rel_path))
     return found
 
 
@@ -230,7 +229,7 @@ def split_of(path: str) -> str:
 
 
 def _terms(text: str) -> list[str]:
-    return [w.lower() for w in rtext._WORD_RE.findall(text) if w.lower() not in rtext.STOPWORDS]
+    return subwords(text)
 
 
 class BM25:

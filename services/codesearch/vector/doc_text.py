@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 
+from codesearch.common.text import CODE_STOPWORDS, IDENTIFIER, split_identifier
+
 VARIANTS = ("raw", "header", "structured")
 # Variants tied within noise on a 40-query sample (bench_quality.py); the full-corpus figures used this one.
 DEFAULT_VARIANT = "structured"
@@ -23,88 +25,11 @@ MAX_DOC_CHARS = 2000  # ~2-3x what 256 word pieces cover: the tokenizer truncate
 MAX_IDENT_WORDS = 40  # enough to name what the body touches without crowding out the body itself
 MAX_DOC_LINES = 6  # the first lines of a docstring carry its summary; the rest is parameters and examples
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _SIGNATURE = re.compile(
     r"^\s*(?:@|async\s+def\b|def\b|class\b|func\b|fn\b|pub\b|function\b|interface\b|struct\b|impl\b|type\b|"
     r"public\b|private\b|protected\b|static\b|export\b|module\b|trait\b|enum\b)"
 )
 _COMMENT = re.compile(r"^\s*(#|//|/\*|\*|--|;)")
-_STOP = frozenset(  # words every chunk has: they say nothing about what it does
-    [
-        "self",
-        "cls",
-        "def",
-        "class",
-        "return",
-        "if",
-        "else",
-        "elif",
-        "for",
-        "while",
-        "in",
-        "not",
-        "and",
-        "or",
-        "is",
-        "none",
-        "true",
-        "false",
-        "import",
-        "from",
-        "as",
-        "with",
-        "try",
-        "except",
-        "finally",
-        "raise",
-        "pass",
-        "break",
-        "continue",
-        "lambda",
-        "yield",
-        "async",
-        "await",
-        "the",
-        "a",
-        "an",
-        "of",
-        "to",
-        "int",
-        "str",
-        "bool",
-        "float",
-        "list",
-        "dict",
-        "set",
-        "tuple",
-        "bytes",
-        "object",
-        "var",
-        "let",
-        "const",
-        "func",
-        "fn",
-        "pub",
-        "new",
-        "this",
-        "null",
-        "nil",
-        "void",
-        "static",
-        "public",
-        "private",
-        "protected",
-    ]  # noqa: SIM905
-)
-
-
-def split_identifier(name: str) -> list[str]:
-    """'parseHTTPResponse_v2' -> ['parse', 'http', 'response', 'v2'-ish]: lower-case words."""
-    words: list[str] = []
-    for part in name.split("_"):
-        words += [w.lower() for w in _CAMEL.findall(part)]
-    return [w for w in words if w]
 
 
 def path_words(path: str) -> str:
@@ -166,9 +91,9 @@ def _split_signature_doc(lines: list[str]) -> tuple[list[str], list[str], list[s
 
 def _ident_words(text: str) -> list[str]:
     seen: dict[str, None] = {}
-    for ident in _IDENT.findall(text):
+    for ident in IDENTIFIER.findall(text):
         for w in split_identifier(ident):
-            if len(w) > 1 and w not in _STOP and w not in seen:
+            if len(w) > 1 and w not in CODE_STOPWORDS and w not in seen:
                 seen[w] = None
                 if len(seen) >= MAX_IDENT_WORDS:
                     return list(seen)
