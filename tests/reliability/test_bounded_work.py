@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import concurrent.futures
 import resource
+import socket
 import time
+from pathlib import Path
 
 import grpc
 import pytest
-from codesearch.common import admission
 from codesearch.config import Settings
 from codesearch.server import registrars
 from codesearch.v1 import keyword_pb2, keyword_pb2_grpc, search_pb2, search_pb2_grpc
@@ -41,6 +42,7 @@ def server(tmp_path_factory: pytest.TempPathFactory):
     srv = ThreadedServer(registrars(settings, ("keyword", "graph", "orchestrator"))).start()
     stub = search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(srv.address))
     list(stub.IndexRepository(search_pb2.IndexRepositoryRequest(path=str(root), name="repo"), timeout=300))
+    srv.home = settings.home  # type: ignore[attr-defined]
     yield srv
     srv.stop()
 
@@ -109,7 +111,7 @@ def test_a_timed_out_search_stops_burning_cpu(server) -> None:
 def test_expensive_calls_beyond_the_queue_are_refused_fast(server) -> None:
     keyword = keyword_pb2_grpc.KeywordServiceStub(grpc.insecure_channel(server.address))
     heavy = HEAVY_GREP
-    calls = admission.MAX_RUNNING + admission.MAX_QUEUED + 6
+    calls = 16  # common/admission.py: 2 running + 8 queued, and then some
     with concurrent.futures.ThreadPoolExecutor(calls) as pool:
         codes = list(pool.map(lambda _: _code(lambda: keyword.Grep(heavy, timeout=3)), range(calls)))
     assert grpc.StatusCode.RESOURCE_EXHAUSTED in codes, codes
@@ -139,3 +141,23 @@ def test_statuses_say_what_went_wrong(stub) -> None:
     delete = lambda name: stub.DeleteRepository(search_pb2.DeleteRepositoryRequest(name=name), timeout=30)  # noqa: E731
     assert _code(lambda: delete("never-indexed")) == grpc.StatusCode.NOT_FOUND
     assert _code(lambda: delete("x" * 10_000)) == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_every_leg_down_is_unavailable_not_an_empty_answer(server, tmp_path: Path, start_server) -> None:
+    dead = f"127.0.0.1:{_free_port()}"
+    home = Path(server.home)
+    env = {"CODESEARCH_HOME": str(home)}
+    env.update({f"CODESEARCH_{leg.upper()}_ADDR": dead for leg in ("keyword", "vector", "graph", "rerank")})
+    alone = start_server(registrars(Settings.from_env(env), ("orchestrator",)))
+    stub = search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(alone.address))
+    for mode in (search_pb2.SEARCH_MODE_AUTO, search_pb2.SEARCH_MODE_LITERAL):
+        with pytest.raises(grpc.RpcError) as err:
+            stub.Search(search_pb2.SearchRequest(query="fromJson", mode=mode, no_cache=True), timeout=30)
+        assert err.value.code() == grpc.StatusCode.UNAVAILABLE, err.value.details()
+        assert "every leg asked failed" in err.value.details() and "refused" in err.value.details()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
