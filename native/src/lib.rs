@@ -257,6 +257,16 @@ mod bindings {
         Ok((ids, scores, PyBytes::new(py, &ranks)))
     }
 
+    /// Whether a search for the pattern is narrowed by the index (false: every file is read).
+    #[pyfunction]
+    fn requires_trigrams(pattern: &str, is_regex: bool, case_sensitive: bool) -> PyResult<bool> {
+        Ok(trigram::requires_trigrams(
+            pattern,
+            is_regex,
+            case_sensitive,
+        )?)
+    }
+
     #[pyfunction]
     fn code_tokens(text: &str) -> Vec<String> {
         crate::tokens::code_tokens(text)
@@ -276,6 +286,7 @@ mod bindings {
         m.add_function(wrap_pyfunction!(fuse, m)?)?;
         m.add_function(wrap_pyfunction!(fuse_compact, m)?)?;
         m.add_function(wrap_pyfunction!(code_tokens, m)?)?;
+        m.add_function(wrap_pyfunction!(requires_trigrams, m)?)?;
         m.add_function(wrap_pyfunction!(code_tokens_joined, m)?)?;
         Ok(())
     }

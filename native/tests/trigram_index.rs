@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use _native::budget::{Budget, CancelFlag};
 use _native::error::Error;
-use _native::trigram::{SearchRequest, TrigramIndex};
+use _native::trigram::{requires_trigrams, SearchRequest, TrigramIndex};
 use regex::bytes::RegexBuilder;
 
 /// xorshift64*: deterministic data without a dependency.
@@ -424,4 +424,14 @@ fn a_spent_budget_stops_the_search() {
         .matches
         .is_empty());
     fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn requires_trigrams_says_when_the_index_narrows() {
+    assert!(requires_trigrams(r"def \w+\s*\(", true, true).unwrap());
+    assert!(requires_trigrams("get_cache", false, false).unwrap());
+    assert!(!requires_trigrams(".", true, false).unwrap());
+    assert!(!requires_trigrams("ab", false, true).unwrap());
+    assert!(!requires_trigrams("foo|x", true, true).unwrap());
+    assert!(requires_trigrams("(unclosed", true, true).is_err());
 }

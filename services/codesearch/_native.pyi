@@ -103,6 +103,10 @@ def fuse_compact(
     Same result as codesearch.orchestrator.rrf_reference.fuse_compact_reference.
     """
 
+def requires_trigrams(pattern: str, is_regex: bool, case_sensitive: bool) -> bool:
+    """Whether a search for the pattern is narrowed by the index (False: every file is read, a full scan).
+    Plans without compiling the regex (microseconds); ValueError for an invalid pattern, as search() raises."""
+
 def code_tokens(text: str) -> list[str]:
     """Code-aware tokens, lower-cased: every identifier whole, plus its camelCase/PascalCase/snake_case/digit parts.
 

@@ -22,6 +22,7 @@ LOREM = (
 # Loose bounds on a busy 2-core machine: a cheap query answers in tens of ms; before the fixes the same calls
 # waited 7.6 s (router), 9.7 s (planner) or kept a core busy for seconds after their deadline.
 CHEAP_CALL_S = 2.0
+BESIDE_S = 3.0  # cheap calls go on this long beside the hostile ones (each hostile call is sent at once)
 CPU_AFTER_DEADLINE_S = 0.3  # CPU the server may still spend in the second after a timed-out call
 # Every character a match: ~2 s of verification for the module's 7.5 MB corpus on one core.
 HEAVY_GREP = keyword_pb2.GrepRequest(pattern=".", syntax=keyword_pb2.PATTERN_SYNTAX_REGEX, limit=10)
@@ -71,8 +72,10 @@ def _beside(hostile, stub, count: int) -> list[float]:
     """Cheap-call latencies while `count` hostile calls run (each ends however it ends)."""
     with concurrent.futures.ThreadPoolExecutor(count + 1) as pool:
         futures = [pool.submit(_code, hostile) for _ in range(count)]
-        time.sleep(0.1)
-        latencies = [_cheap_latency(stub) for _ in range(5)]
+        latencies: list[float] = []
+        until = time.monotonic() + BESIDE_S
+        while time.monotonic() < until or len(latencies) < 5:
+            latencies.append(_cheap_latency(stub))
         for f in futures:
             assert f.result() in (
                 grpc.StatusCode.OK,

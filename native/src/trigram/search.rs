@@ -83,17 +83,19 @@ impl Matcher {
     }
 }
 
-/// Parses the pattern into a verifier and the trigram query its matches satisfy.
-fn plan(pattern: &str, is_regex: bool, case_sensitive: bool) -> Result<(Matcher, Query)> {
+/// Whether matches of the pattern require any trigram, i.e. the index narrows the files to read (false: a
+/// full scan). Plans without compiling the regex: cheap enough to ask before admitting a search.
+pub fn requires_trigrams(pattern: &str, is_regex: bool, case_sensitive: bool) -> Result<bool> {
+    Ok(plan_query(pattern, is_regex, case_sensitive)?.1 != Query::All)
+}
+
+/// The pattern as regex source (a literal escaped) and the trigram query its matches satisfy.
+fn plan_query(pattern: &str, is_regex: bool, case_sensitive: bool) -> Result<(String, Query)> {
     if pattern.is_empty() {
         return invalid("pattern must not be empty");
     }
     if !is_regex && case_sensitive {
-        let finder = memmem::Finder::new(pattern.as_bytes()).into_owned();
-        return Ok((
-            Matcher::Literal(Box::new(finder)),
-            literal_query(pattern.as_bytes()),
-        ));
+        return Ok((String::new(), literal_query(pattern.as_bytes())));
     }
     // A case-insensitive literal goes the regex way, so case folding (and its trigrams) agree exactly.
     let source = if is_regex {
@@ -108,6 +110,17 @@ fn plan(pattern: &str, is_regex: bool, case_sensitive: bool) -> Result<(Matcher,
         .build()
         .parse(&source)
         .map_err(|e| syntax_error(&source, &e))?;
+    let query = regex_query(&hir);
+    Ok((source, query))
+}
+
+/// Parses the pattern into a verifier and the trigram query its matches satisfy.
+fn plan(pattern: &str, is_regex: bool, case_sensitive: bool) -> Result<(Matcher, Query)> {
+    let (source, query) = plan_query(pattern, is_regex, case_sensitive)?;
+    if !is_regex && case_sensitive {
+        let finder = memmem::Finder::new(pattern.as_bytes()).into_owned();
+        return Ok((Matcher::Literal(Box::new(finder)), query));
+    }
     let re = RegexBuilder::new(&source)
         .multi_line(true)
         .case_insensitive(!case_sensitive)
@@ -120,7 +133,7 @@ fn plan(pattern: &str, is_regex: bool, case_sensitive: bool) -> Result<(Matcher,
             )),
             other => Error::Invalid(format!("invalid regex: {other}")),
         })?;
-    Ok((Matcher::Regex(re), regex_query(&hir)))
+    Ok((Matcher::Regex(re), query))
 }
 
 /// "invalid regex at position N: <what>", N in characters of the pattern.

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 
 import grpc
 
+from codesearch import _native
 from codesearch.common.errors import ServiceError
 
 # Expensive calls running at once per gate. Each is CPU-bound (a full scan, a regex, a long embedding): on 2
@@ -53,3 +54,12 @@ class Gate:
             yield
         finally:
             self._slots.release()
+
+
+def full_scan(pattern: str, is_regex: bool, case_sensitive: bool) -> bool:
+    """A trigram search whose pattern requires no trigram reads every file: the expensive kind. The planner
+    answers in microseconds (bounded in the pattern's length); an invalid pattern is refused later, cheaply."""
+    try:
+        return not _native.requires_trigrams(pattern, is_regex, case_sensitive)
+    except ValueError:
+        return False

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import grpc
 import pathspec
 
-from codesearch.common.admission import Gate
+from codesearch.common.admission import Gate, full_scan
 from codesearch.common.deadline import budget_of, stopped
 from codesearch.common.errors import (
     check_limit,
@@ -38,8 +38,6 @@ FOCUSED_HITS = (
 )
 MAX_MATCH_LINES = 50  # matching line numbers reported per hit
 MAX_LINE_CHARS = 500  # a minified line would drown the response
-# A pattern shorter than a trigram requires nothing of the index: every file is read (a full scan).
-MIN_INDEXED_PATTERN = 3
 # A BM25 query longer than this is a pasted text, not a question: its many terms make it an expensive call.
 LONG_QUERY_CHARS = 256
 
@@ -190,8 +188,7 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
                 )
             return resp
 
-        expensive = is_regex or len(request.pattern.strip()) < MIN_INDEXED_PATTERN
-        async with self.gate.admit(expensive):
+        async with self.gate.admit(full_scan(request.pattern, is_regex, request.case_sensitive)):
             return await asyncio.to_thread(run)
 
     @rpc
