@@ -19,6 +19,7 @@ from typing import Any
 
 import grpc
 
+from codesearch.common import sensitive
 from codesearch.common.errors import ServiceError, check_repo_name, failed_precondition, invalid
 from codesearch.common.index_update import update_messages
 from codesearch.common.languages import detect_language
@@ -92,6 +93,7 @@ def check_root(path: str, settings: Settings) -> Path:
         raise failed_precondition(
             f"{root} is outside the allowed roots ({allowed}); see CODESEARCH_ALLOWED_ROOTS"
         )
+    sensitive.check_not_system_dir(root, settings.allowed_roots)  # issue 20
     return root
 
 
@@ -163,6 +165,9 @@ class Indexer:
         to_send: dict[str, common_pb2.IndexedFile] = {}  # path -> file, for files some leg lacks
         for i, wf in enumerate(walked.files):
             data, reason = await asyncio.to_thread(read_text_file, wf.abs_path, self.settings.max_file_bytes)
+            if data is not None and not self.settings.index_secrets:  # issue 20: secrets stay out
+                secret = sensitive.secret_reason(wf.rel_path, data)
+                data, reason = (None, secret) if secret else (data, reason)
             if data is None:
                 run.progress.files_skipped += 1
                 run.warn(f"{wf.rel_path}: skipped, {reason}")

@@ -15,6 +15,7 @@ from codesearch.config import Settings
 from codesearch.orchestrator.admission import is_expensive
 from codesearch.orchestrator.indexer import Indexer
 from codesearch.orchestrator.legs import LegClients
+from codesearch.orchestrator.orphans import clean_in_background
 from codesearch.orchestrator.registry import Registry, RepoRecord
 from codesearch.orchestrator.search import SearchPipeline
 from codesearch.v1 import (
@@ -39,6 +40,7 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
         self.indexer = Indexer(settings, legs, self.registry)
         self.pipeline = SearchPipeline(legs, self.registry)
         self.gate = Gate("search")
+        self.orphan_cleanup: asyncio.Task[object] | None = None
 
     @rpc_stream
     async def IndexRepository(
@@ -186,7 +188,7 @@ def _repo(r: RepoRecord) -> search_pb2.Repository:
 
 
 def register(server: grpc.aio.Server, settings: Settings, local_legs: set[str]) -> list[str]:
-    search_pb2_grpc.add_SearchServiceServicer_to_server(
-        SearchServicer(settings, LegClients(settings, local_legs)), server
-    )
+    servicer = SearchServicer(settings, LegClients(settings, local_legs))
+    search_pb2_grpc.add_SearchServiceServicer_to_server(servicer, server)
+    servicer.orphan_cleanup = clean_in_background(servicer.legs, servicer.registry, local_legs)  # issue 20
     return [SERVICE_NAME]
