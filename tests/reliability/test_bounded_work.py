@@ -164,3 +164,31 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+FILTERED_MODES = [
+    search_pb2.SEARCH_MODE_AUTO,
+    search_pb2.SEARCH_MODE_KEYWORD,
+    search_pb2.SEARCH_MODE_LITERAL,
+    search_pb2.SEARCH_MODE_DEFINITION,
+    search_pb2.SEARCH_MODE_CALLERS,
+    search_pb2.SEARCH_MODE_CALLEES,
+    search_pb2.SEARCH_MODE_IMPACT,
+]
+
+
+@pytest.mark.parametrize("mode", FILTERED_MODES, ids=lambda m: search_pb2.SearchMode.Name(m))
+def test_filters_are_honoured_by_every_leg(stub, mode: int) -> None:
+    def hits(**kw) -> list:
+        request = search_pb2.SearchRequest(query="fromJson", mode=mode, no_cache=True, **kw)
+        return list(stub.Search(request, timeout=30).hits)
+
+    assert all(not h.location.path.startswith("nomatch/") for h in hits())
+    assert hits(path_glob="nomatch/*") == []
+    assert hits(languages=["java"]) == []
+    assert all(h.location.path == "json.py" for h in hits(path_glob="json.py"))
+
+
+def test_unknown_language_is_invalid(stub) -> None:
+    request = search_pb2.SearchRequest(query="fromJson", languages=["cobol"])
+    assert _code(lambda: stub.Search(request, timeout=30)) == grpc.StatusCode.INVALID_ARGUMENT

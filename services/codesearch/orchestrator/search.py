@@ -247,7 +247,11 @@ def refuse_outage(reports: list[common_pb2.LegReport]) -> None:
     """Fails the search when every leg asked failed: RESOURCE_EXHAUSTED when each refused for load,
     DEADLINE_EXCEEDED when each ran out of time, else UNAVAILABLE; the message lists every leg's report."""
     asked = [r for r in reports if r.status != common_pb2.LEG_STATUS_SKIPPED]
-    if not asked or any(r.status != common_pb2.LEG_STATUS_DEGRADED for r in asked):
+    # A sharded leg with some shards down still answered for the others (fanout.py says "shard ... failed").
+    failed = [
+        r for r in asked if r.status == common_pb2.LEG_STATUS_DEGRADED and not r.reason.startswith("shard ")
+    ]
+    if not asked or len(failed) < len(asked):
         return
     if all(r.reason.startswith(grpc.StatusCode.RESOURCE_EXHAUSTED.name) for r in asked):
         code = grpc.StatusCode.RESOURCE_EXHAUSTED

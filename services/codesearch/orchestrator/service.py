@@ -10,6 +10,7 @@ import grpc
 from codesearch import __version__
 from codesearch.common.admission import Gate
 from codesearch.common.errors import ServiceError, check_repo_name, invalid, not_found
+from codesearch.common.filters import file_filter
 from codesearch.common.grpc_util import rpc, rpc_stream
 from codesearch.config import Settings
 from codesearch.orchestrator.admission import is_expensive
@@ -160,7 +161,9 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
 
 
 def _check_enums(request: search_pb2.SearchRequest) -> None:
-    """proto3 enums are open: an unknown number arrives as is and would be ignored silently."""
+    """proto3 enums are open: an unknown number arrives as is and would be ignored silently. The filters are
+    checked here too, so a bad one is INVALID_ARGUMENT even when no leg that applies them is asked."""
+    file_filter(request.languages, request.path_glob)
     if request.preset not in search_pb2.Preset.values():
         raise invalid(f"unknown preset {request.preset}")
     if request.rerank not in search_pb2.RerankPolicy.values():
