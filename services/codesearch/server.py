@@ -16,7 +16,7 @@ from collections.abc import Callable
 import grpc
 
 from codesearch.common import security
-from codesearch.common.grpc_util import add_health_and_reflection, set_serving
+from codesearch.common.grpc_util import DecodeGuard, add_health_and_reflection, set_serving
 from codesearch.common.lifecycle import run_shutdown
 from codesearch.common.metrics import setup_metrics
 from codesearch.common.telemetry import server_interceptors, setup_tracing
@@ -93,7 +93,7 @@ async def serve(settings: Settings, services: tuple[str, ...] = ALL_SERVICES) ->
     setup_tracing(process_name)
     setup_metrics(process_name)
     security.check_exposure(settings)
-    interceptors = [*security.server_interceptors(settings), *server_interceptors()]
+    interceptors = [*security.server_interceptors(settings), DecodeGuard(), *server_interceptors()]
     server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=interceptors)
     port = security.add_port(server, settings, settings.listen_addr)
     if port == 0:

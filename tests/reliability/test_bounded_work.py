@@ -192,3 +192,12 @@ def test_filters_are_honoured_by_every_leg(stub, mode: int) -> None:
 def test_unknown_language_is_invalid(stub) -> None:
     request = search_pb2.SearchRequest(query="fromJson", languages=["cobol"])
     assert _code(lambda: stub.Search(request, timeout=30)) == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_undecodable_wire_bytes_are_invalid_argument(server) -> None:
+    channel = grpc.insecure_channel(server.address)
+    as_is = bytes  # the bytes go out (and come back) as they are
+    search = channel.unary_unary("/codesearch.v1.SearchService/Search", as_is, as_is)
+    assert _code(lambda: search(b"\xff\xff\xff\xff\x0f", timeout=10)) == grpc.StatusCode.INVALID_ARGUMENT
+    index = channel.unary_stream("/codesearch.v1.SearchService/IndexRepository", as_is, as_is)
+    assert _code(lambda: list(index(b"\x0a\xff", timeout=10))) == grpc.StatusCode.INVALID_ARGUMENT

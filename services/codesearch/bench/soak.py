@@ -97,7 +97,7 @@ def fuzz_request(rng: random.Random, repository: str) -> tuple[search_pb2.Search
     if kind == 0:
         query = "".join(rng.choice(string.printable) for _ in range(rng.randint(1, MAX_QUERY_CHARS)))
     elif kind == 1:
-        query = "".join(chr(rng.randint(1, 0x2FFFF)) for _ in range(rng.randint(1, 400)))
+        query = "".join(_any_char(rng) for _ in range(rng.randint(1, 400)))
     elif kind == 2:
         query = rng.choice("aAzZ_1") * rng.randint(20, 2000) + rng.choice(("", " x", "!", "("))
     elif kind == 3:
@@ -126,6 +126,12 @@ def fuzz_request(rng: random.Random, repository: str) -> tuple[search_pb2.Search
         no_cache=rng.random() < 0.8,
     )
     return request, rng.choice(FUZZ_DEADLINES_S)
+
+
+def _any_char(rng: random.Random) -> str:
+    """Any code point a protobuf string can carry (UTF-8: no lone surrogates)."""
+    c = rng.randint(1, 0x2FFFF)
+    return chr(c if not 0xD800 <= c <= 0xDFFF else c - 0x800)
 
 
 async def _fuzz_client(

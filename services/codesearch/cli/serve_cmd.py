@@ -45,10 +45,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _exit_past_workers() -> None:
-    """After the drain, worker threads still busy (a call's thread outliving its cancelled RPC) would hold the
-    interpreter's exit (it joins them) without bound: exit without waiting for them."""
+    """After the drain, a worker thread still busy (a call's thread outliving its cancelled RPC) would hold the
+    interpreter's exit (it joins every executor thread, idle ones included) without bound: exit without it."""
     if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
-        logging.getLogger("codesearch.server").warning("exiting with worker threads still busy")
+        logging.getLogger("codesearch.server").info("drained; exiting without joining worker threads")
         logging.shutdown()
         sys.stdout.flush()
         sys.stderr.flush()

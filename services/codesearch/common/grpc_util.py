@@ -5,10 +5,11 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
 import grpc
+from google.protobuf.message import DecodeError
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
@@ -85,3 +86,68 @@ async def set_serving(
     status = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
     for name in names:
         await health_servicer.set(name, status)
+
+
+class _Undecodable:
+    """Stands for a request message whose bytes did not parse (the handler answers INVALID_ARGUMENT)."""
+
+    def __init__(self, error: Exception) -> None:
+        self.message = f"the request is not a valid protobuf message: {error}"
+
+
+def _parse_or_mark(deserializer: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
+    def parse(data: bytes) -> Any:
+        try:
+            return deserializer(data)
+        except DecodeError as e:
+            return _Undecodable(e)
+
+    return parse
+
+
+class DecodeGuard(grpc.aio.ServerInterceptor):
+    """Undecodable wire bytes are INVALID_ARGUMENT (gRPC itself answers UNKNOWN and logs a traceback)."""
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler | None:
+        handler = await continuation(handler_call_details)
+        if handler is None or handler.request_deserializer is None:
+            return handler
+        parse = _parse_or_mark(handler.request_deserializer)
+        out = handler.response_serializer
+        if handler.unary_unary is not None:
+            unary = handler.unary_unary
+
+            async def unary_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
+                if isinstance(request, _Undecodable):
+                    await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.message)
+                return await unary(request, context)
+
+            return grpc.unary_unary_rpc_method_handler(unary_unary, parse, out)
+        if handler.unary_stream is not None:
+            stream = handler.unary_stream
+
+            async def unary_stream(request: Any, context: grpc.aio.ServicerContext) -> Any:
+                if isinstance(request, _Undecodable):
+                    await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.message)
+                async for item in stream(request, context):
+                    yield item
+
+            return grpc.unary_stream_rpc_method_handler(unary_stream, parse, out)
+        if handler.stream_unary is not None:
+            client_stream = handler.stream_unary
+
+            async def checked(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
+                async for request in requests:
+                    if isinstance(request, _Undecodable):
+                        raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT, request.message)
+                    yield request
+
+            async def stream_unary(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> Any:
+                return await client_stream(checked(requests), context)
+
+            return grpc.stream_unary_rpc_method_handler(stream_unary, parse, out)
+        return handler
