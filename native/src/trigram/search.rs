@@ -17,8 +17,8 @@ pub const REGEX_SIZE_LIMIT: usize = 16 << 20;
 pub const REGEX_DFA_SIZE_LIMIT: usize = 16 << 20;
 /// A returned line is cut to this many characters: minified files have megabyte-long lines.
 pub const MAX_LINE_CHARS: usize = 500;
-/// Matches in one file between two looks at the budget: a file of a million one-character matches is
-/// verified in milliseconds per 4,096, so a deadline is seen within that.
+/// Matches in one file between two looks at the budget. Measured: `.` over 7.5 MB (7.5 M matches) took 2.2 s,
+/// ~0.3 us a match, so 4,096 matches are ~1.2 ms between looks.
 const MATCHES_PER_BUDGET_CHECK: u32 = 4096;
 
 pub struct SearchRequest<'a> {
