@@ -3,6 +3,7 @@ queries are admitted a few at a time, and statuses say what went wrong. Real ser
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import resource
 import socket
@@ -201,3 +202,24 @@ def test_undecodable_wire_bytes_are_invalid_argument(server) -> None:
     assert _code(lambda: search(b"\xff\xff\xff\xff\x0f", timeout=10)) == grpc.StatusCode.INVALID_ARGUMENT
     index = channel.unary_stream("/codesearch.v1.SearchService/IndexRepository", as_is, as_is)
     assert _code(lambda: list(index(b"\x0a\xff", timeout=10))) == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_short_soak_has_no_internal_or_unknown(server) -> None:
+    """A few seconds of `codesearch bench soak` (the full run is a command; see README)."""
+    from codesearch.bench.load import Query
+    from codesearch.bench.soak import run_soak
+
+    queries = [
+        Query("definition", "fromJson"),
+        Query("keyword", "lorem ipsum", search_pb2.SEARCH_MODE_KEYWORD),
+    ]
+    settings = Settings.from_env({"CODESEARCH_HOME": str(server.home)})
+    result = asyncio.run(
+        run_soak(
+            server.address, settings, queries, repository="repo", seconds=4.0, clients=2, fuzz_queries=300
+        )
+    )
+    summary = result.summary()
+    assert summary["fuzz_calls"] > 0
+    assert not {"INTERNAL", "UNKNOWN"} & set(summary["fuzz_statuses"]), summary  # type: ignore[arg-type]
+    assert summary["with_fuzz"]["errors"] == {}, summary  # type: ignore[index]

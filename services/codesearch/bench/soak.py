@@ -15,6 +15,7 @@ import string
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
 
@@ -112,12 +113,15 @@ def fuzz_request(rng: random.Random, repository: str) -> tuple[search_pb2.Search
         )
     else:
         query = "".join(rng.choice("sSkK()[]{}|*+?.\\ ") for _ in range(rng.randint(1, 600)))
-    modes = list(search_pb2.SearchMode.values())
+    # Unknown enum numbers too (proto3 enums are open): the server must refuse them.
+    enums: dict[str, Any] = {
+        "mode": rng.choice(search_pb2.SearchMode.values()) if rng.random() < 0.95 else rng.randint(50, 1000),
+        "preset": rng.choice(search_pb2.Preset.values()) if rng.random() < 0.95 else 77,
+        "rerank": rng.choice(search_pb2.RerankPolicy.values()) if rng.random() < 0.95 else 77,
+    }
     request = search_pb2.SearchRequest(
         query=query,
-        mode=rng.choice(modes) if rng.random() < 0.95 else rng.randint(50, 1000),
-        preset=rng.choice(list(search_pb2.Preset.values())) if rng.random() < 0.95 else 77,
-        rerank=rng.choice(list(search_pb2.RerankPolicy.values())) if rng.random() < 0.95 else 77,
+        **enums,
         case_sensitive=rng.random() < 0.3,
         limit=rng.choice((0, 1, 10, 200, 201, -1)),
         languages=[rng.choice(LANGUAGES)] if rng.random() < 0.2 else [],
@@ -205,7 +209,7 @@ async def run_soak(
         left[0] = 0  # the measured window is over: the fuzz stops with it
         await asyncio.gather(*fuzzers)
     finally:
-        await channel.close()
+        await channel.close(grace=None)
     return SoakResult(baseline, loaded, deadline_s * 1000, fuzz)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 
@@ -22,7 +23,8 @@ def budget_of(context: grpc.aio.ServicerContext) -> CallBudget:
     """The client's deadline, and a token cancelled when the RPC ends (done, cancelled or timed out), so work
     a worker thread still does for it stops within a budget check (milliseconds)."""
     token = _native.CancelToken()
-    context.add_done_callback(lambda _ctx: token.cancel())
+    done: Any = lambda _ctx: token.cancel()  # noqa: E731 - grpc's stubs type the callback narrowly
+    context.add_done_callback(done)
     return CallBudget(context.time_remaining(), token)
 
 

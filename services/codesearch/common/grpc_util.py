@@ -110,12 +110,12 @@ class DecodeGuard(grpc.aio.ServerInterceptor):
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler | None]],
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
         handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler | None:
-        handler = await continuation(handler_call_details)
+    ) -> grpc.RpcMethodHandler:
+        handler: Any = await continuation(handler_call_details)  # the aio handler: async behaviours
         if handler is None or handler.request_deserializer is None:
-            return handler
+            return handler  # type: ignore[no-any-return]
         parse = _parse_or_mark(handler.request_deserializer)
         out = handler.response_serializer
         if handler.unary_unary is not None:
@@ -150,4 +150,4 @@ class DecodeGuard(grpc.aio.ServerInterceptor):
                 return await client_stream(checked(requests), context)
 
             return grpc.stream_unary_rpc_method_handler(stream_unary, parse, out)
-        return handler
+        return handler  # type: ignore[no-any-return]
