@@ -1,4 +1,5 @@
-//! The crate's error type: the bindings map `Io` to OSError and the rest to ValueError.
+//! The crate's error type: the bindings map `Io` to OSError, `Timeout` to TimeoutError, `Cancelled` to
+//! InterruptedError and the rest to ValueError.
 
 use std::fmt;
 use std::io;
@@ -11,6 +12,10 @@ pub enum Error {
     Corrupt(String),
     /// The caller passed an invalid argument (bad regex, duplicate path, non-empty directory...).
     Invalid(String),
+    /// The call's deadline passed before it finished (see budget.rs).
+    Timeout(String),
+    /// The call was cancelled by its caller (see budget.rs).
+    Cancelled(String),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -20,7 +25,7 @@ impl fmt::Display for Error {
         match self {
             Error::Io(e) => write!(f, "{e}"),
             Error::Corrupt(m) => write!(f, "corrupt trigram index: {m}"),
-            Error::Invalid(m) => write!(f, "{m}"),
+            Error::Invalid(m) | Error::Timeout(m) | Error::Cancelled(m) => write!(f, "{m}"),
         }
     }
 }

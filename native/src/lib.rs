@@ -1,5 +1,6 @@
 //! codesearch._native: the Python bindings (thin) over the core modules.
 
+pub mod budget;
 pub mod error;
 pub mod rrf;
 pub mod tokens;
@@ -9,11 +10,14 @@ pub mod trigram;
 mod bindings {
     use std::path::PathBuf;
 
-    use pyo3::exceptions::PyValueError;
+    use pyo3::exceptions::{PyInterruptedError, PyTimeoutError, PyValueError};
     use pyo3::prelude::*;
     use pyo3::pybacked::PyBackedBytes;
     use pyo3::types::{PyBytes, PyFloat, PyList, PyString, PyTuple};
 
+    use std::time::Duration;
+
+    use crate::budget::{Budget, CancelFlag};
     use crate::error::Error;
     use crate::trigram::{self, SearchRequest};
 
@@ -21,6 +25,8 @@ mod bindings {
         fn from(e: Error) -> PyErr {
             match e {
                 Error::Io(io) => io.into(),
+                Error::Timeout(m) => PyTimeoutError::new_err(m),
+                Error::Cancelled(m) => PyInterruptedError::new_err(m),
                 other => PyValueError::new_err(other.to_string()),
             }
         }
@@ -54,6 +60,28 @@ mod bindings {
         candidate_files: usize,
         total_files: usize,
         full_scan: bool,
+    }
+
+    /// Stops native calls it is passed to: `cancel()` from any thread (the GIL is not needed to see it).
+    #[pyclass(name = "CancelToken", module = "codesearch._native", frozen)]
+    #[derive(Default)]
+    pub struct CancelToken(CancelFlag);
+
+    #[pymethods]
+    impl CancelToken {
+        #[new]
+        fn new() -> CancelToken {
+            CancelToken::default()
+        }
+
+        fn cancel(&self) {
+            self.0.cancel();
+        }
+
+        #[getter]
+        fn cancelled(&self) -> bool {
+            self.0.is_cancelled()
+        }
     }
 
     /// A per-repository trigram index on disk: postings (trigram -> file ids) plus a content store.
@@ -98,7 +126,8 @@ mod bindings {
             self.0.content(path).map(|d| PyBytes::new(py, d))
         }
 
-        #[pyo3(signature = (pattern, is_regex, case_sensitive, limit, allowed=None))]
+        #[pyo3(signature = (pattern, is_regex, case_sensitive, limit, allowed=None, timeout_s=None, cancel=None))]
+        #[allow(clippy::too_many_arguments)]
         fn search(
             &self,
             py: Python<'_>,
@@ -107,7 +136,15 @@ mod bindings {
             case_sensitive: bool,
             limit: usize,
             allowed: Option<Vec<u32>>,
+            timeout_s: Option<f64>,
+            cancel: Option<Bound<'_, CancelToken>>,
         ) -> PyResult<GrepResult> {
+            let timeout = match timeout_s {
+                Some(t) if t.is_finite() => Some(Duration::from_secs_f64(t.max(0.0))),
+                Some(_) => return Err(PyValueError::new_err("timeout_s must be finite")),
+                None => None,
+            };
+            let budget = Budget::new(timeout, cancel.map(|c| c.get().0.clone()));
             let req = SearchRequest {
                 pattern,
                 is_regex,
@@ -115,7 +152,7 @@ mod bindings {
                 limit,
                 allowed: allowed.as_deref(),
             };
-            let result = py.detach(|| self.0.search(&req))?;
+            let result = py.detach(|| self.0.search_within(&req, &budget))?;
             let matches = result.matches.into_iter().map(|m| GrepMatch {
                 path: m.path,
                 line: m.line,
@@ -220,6 +257,16 @@ mod bindings {
         Ok((ids, scores, PyBytes::new(py, &ranks)))
     }
 
+    /// Whether a search for the pattern is narrowed by the index (false: every file is read).
+    #[pyfunction]
+    fn requires_trigrams(pattern: &str, is_regex: bool, case_sensitive: bool) -> PyResult<bool> {
+        Ok(trigram::requires_trigrams(
+            pattern,
+            is_regex,
+            case_sensitive,
+        )?)
+    }
+
     #[pyfunction]
     fn code_tokens(text: &str) -> Vec<String> {
         crate::tokens::code_tokens(text)
@@ -233,11 +280,13 @@ mod bindings {
     #[pymodule]
     fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_class::<TrigramIndex>()?;
+        m.add_class::<CancelToken>()?;
         m.add_class::<GrepMatch>()?;
         m.add_class::<GrepResult>()?;
         m.add_function(wrap_pyfunction!(fuse, m)?)?;
         m.add_function(wrap_pyfunction!(fuse_compact, m)?)?;
         m.add_function(wrap_pyfunction!(code_tokens, m)?)?;
+        m.add_function(wrap_pyfunction!(requires_trigrams, m)?)?;
         m.add_function(wrap_pyfunction!(code_tokens_joined, m)?)?;
         Ok(())
     }

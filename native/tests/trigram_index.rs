@@ -3,9 +3,11 @@
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
+use _native::budget::{Budget, CancelFlag};
 use _native::error::Error;
-use _native::trigram::{SearchRequest, TrigramIndex};
+use _native::trigram::{requires_trigrams, SearchRequest, TrigramIndex};
 use regex::bytes::RegexBuilder;
 
 /// xorshift64*: deterministic data without a dependency.
@@ -389,4 +391,47 @@ fn invalid_regex_reports_its_position() {
     };
     assert!(matches!(index.search(&req), Err(Error::Invalid(m)) if m.contains("size limit")));
     fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_spent_budget_stops_the_search() {
+    let files = corpus(9, 40);
+    let dir = tmpdir("budget");
+    let index = build(&dir, &files, None, &[]);
+    let req = SearchRequest {
+        pattern: r"\w+",
+        is_regex: true,
+        case_sensitive: false,
+        limit: 10,
+        allowed: None,
+    };
+    let past = Budget::new(Some(Duration::ZERO), None);
+    assert!(matches!(
+        index.search_within(&req, &past),
+        Err(Error::Timeout(_))
+    ));
+    let flag = CancelFlag::default();
+    flag.cancel();
+    let cancelled = Budget::new(None, Some(flag));
+    assert!(matches!(
+        index.search_within(&req, &cancelled),
+        Err(Error::Cancelled(_))
+    ));
+    let ample = Budget::new(Some(Duration::from_secs(600)), None);
+    assert!(!index
+        .search_within(&req, &ample)
+        .unwrap()
+        .matches
+        .is_empty());
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn requires_trigrams_says_when_the_index_narrows() {
+    assert!(requires_trigrams(r"def \w+\s*\(", true, true).unwrap());
+    assert!(requires_trigrams("get_cache", false, false).unwrap());
+    assert!(!requires_trigrams(".", true, false).unwrap());
+    assert!(!requires_trigrams("ab", false, true).unwrap());
+    assert!(!requires_trigrams("foo|x", true, true).unwrap());
+    assert!(requires_trigrams("(unclosed", true, true).is_err());
 }

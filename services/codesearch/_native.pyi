@@ -17,6 +17,14 @@ class GrepResult:
     total_files: int  # files in the index (or in `allowed`)
     full_scan: bool  # no trigram could be required: every file was verified
 
+class CancelToken:
+    """Stops the native calls it is passed to: cancel() from any thread; they raise InterruptedError."""
+
+    def __init__(self) -> None: ...
+    def cancel(self) -> None: ...
+    @property
+    def cancelled(self) -> bool: ...
+
 class TrigramIndex:
     """A per-repository trigram index on disk: postings (trigram -> file ids) plus a content store."""
 
@@ -53,8 +61,14 @@ class TrigramIndex:
         case_sensitive: bool,
         limit: int,
         allowed: list[int] | None = None,
+        timeout_s: float | None = None,
+        cancel: CancelToken | None = None,
     ) -> GrepResult:
         """Literal or regex search. Raises ValueError with the position for an invalid regex or one over the size limit.
+
+        Planning is bounded in the pattern's length (at most 64 required trigrams per And, native/src/trigram/
+        query.rs). `timeout_s` (from now) and `cancel` bound the rest: every loop looks at them and the call
+        raises TimeoutError once the time is up, InterruptedError once `cancel` is cancelled.
 
         Regexes use Rust `regex` syntax in multi-line mode; a case-insensitive literal is matched as an escaped
         `(?i)` regex (Unicode case folding). A match belongs to the line where it starts. An empty pattern is a
@@ -88,6 +102,10 @@ def fuse_compact(
     getting the GIL back.
     Same result as codesearch.orchestrator.rrf_reference.fuse_compact_reference.
     """
+
+def requires_trigrams(pattern: str, is_regex: bool, case_sensitive: bool) -> bool:
+    """Whether a search for the pattern is narrowed by the index (False: every file is read, a full scan).
+    Plans without compiling the regex (microseconds); ValueError for an invalid pattern, as search() raises."""
 
 def code_tokens(text: str) -> list[str]:
     """Code-aware tokens, lower-cased: every identifier whole, plus its camelCase/PascalCase/snake_case/digit parts.

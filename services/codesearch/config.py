@@ -87,6 +87,8 @@ class Settings:
     tls_client_key: str = ""
     # Serve on a non-loopback address without a token or client certificates (see common/security.py).
     allow_unauthenticated: bool = False
+    # Index files that hold secrets (keys, .env, credential stores; common/sensitive.py): off by default.
+    index_secrets: bool = False
 
     @staticmethod
     def from_env(env: dict[str, str] | None = None) -> Settings:
@@ -116,6 +118,7 @@ class Settings:
             tls_client_cert=e.get("CODESEARCH_TLS_CLIENT_CERT", ""),
             tls_client_key=e.get("CODESEARCH_TLS_CLIENT_KEY", ""),
             allow_unauthenticated=e.get("CODESEARCH_ALLOW_UNAUTHENTICATED", "") in ("1", "true", "yes"),
+            index_secrets=e.get("CODESEARCH_INDEX_SECRETS", "") in ("1", "true", "yes"),
         )
 
     def service_dir(self, service: str) -> Path:

@@ -16,7 +16,7 @@ import grpc
 
 from codesearch.common import security
 from codesearch.common.aio_thread import Registrar
-from codesearch.common.grpc_util import add_health_and_reflection, set_serving
+from codesearch.common.grpc_util import DecodeGuard, add_health_and_reflection, set_serving
 from codesearch.common.lifecycle import run_shutdown
 from codesearch.common.metrics import setup_metrics
 from codesearch.common.telemetry import server_interceptors, setup_tracing
@@ -26,6 +26,9 @@ log = logging.getLogger("codesearch.server")
 
 ALL_SERVICES = ("keyword", "vector", "graph", "rerank", "orchestrator")
 SHUTDOWN_GRACE_S = 10.0  # in-flight searches finish; an index run is cut and its old snapshot stays live
+# Shutdown hooks (background workers) get this long after the grace; `codesearch serve` then exits whatever is
+# still running, so SIGTERM always ends the process within SHUTDOWN_GRACE_S + this (tests/reliability).
+SHUTDOWN_HOOKS_S = 1.5
 SERVER_OPTIONS = [
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
     ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
@@ -88,7 +91,7 @@ async def serve(settings: Settings, services: tuple[str, ...] = ALL_SERVICES) ->
     setup_tracing(process_name)
     setup_metrics(process_name)
     security.check_exposure(settings)
-    interceptors = [*security.server_interceptors(settings), *server_interceptors()]
+    interceptors = [*security.server_interceptors(settings), DecodeGuard(), *server_interceptors()]
     server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=interceptors)
     port = security.add_port(server, settings, settings.listen_addr)
     if port == 0:
@@ -115,6 +118,13 @@ async def serve(settings: Settings, services: tuple[str, ...] = ALL_SERVICES) ->
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.remove_signal_handler(sig)  # a second signal ends the process at once (Python's default)
+    log.info("draining: up to %.0f s for calls in flight", SHUTDOWN_GRACE_S)
     await set_serving(health, ["", *names], False)
+    # Calls still running at the end of the grace are cancelled: their CancelTokens stop the native work.
     await server.stop(SHUTDOWN_GRACE_S)
-    await asyncio.to_thread(run_shutdown, server)
+    try:
+        await asyncio.wait_for(asyncio.to_thread(run_shutdown, server), SHUTDOWN_HOOKS_S)
+    except TimeoutError:
+        log.warning("shutdown hooks still running after %.1f s; exiting without them", SHUTDOWN_HOOKS_S)

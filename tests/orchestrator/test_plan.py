@@ -57,7 +57,11 @@ def test_a_meaning_query_asks_keyword_and_vector_with_the_whole_query_and_filter
         path_glob="src/*",
     )
     assert requests[common_pb2.LEG_VECTOR] == vector_pb2.VectorSearchRequest(
-        repositories=["repo"], text="how are retries with backoff done", limit=50, languages=["python"]
+        repositories=["repo"],
+        text="how are retries with backoff done",
+        limit=50,
+        languages=["python"],
+        path_glob="src/*",  # issue 20: the vector leg honours the glob too
     )
 
 

@@ -10,7 +10,7 @@ pub mod score;
 mod search;
 
 pub use format::TrigramIndex;
-pub use search::{GrepMatch, GrepResult, SearchRequest};
+pub use search::{requires_trigrams, GrepMatch, GrepResult, SearchRequest};
 
 /// A trigram packed as `b0 << 16 | b1 << 8 | b2` (bytes already ASCII-lower-cased).
 pub type Trigram = u32;

@@ -16,6 +16,15 @@ use super::{trigram_of, Trigram};
 const MAX_SET: usize = 64;
 /// Largest character class expanded into literals (`[abc]`, case-folded letters); bigger ones match "anything".
 const MAX_CLASS_CHARS: u32 = 16;
+/// Most conditions one And keeps. Later ones would only narrow the candidates a little more, and dropping a
+/// condition of an And is sound. Bounds the planner's work and the posting lists decoded per query: a
+/// 1,000-character case-insensitive literal did not finish planning in 120 s with every trigram kept (now 3.5 ms).
+pub const MAX_AND: usize = 64;
+/// Most branches one Or keeps; a bigger Or becomes All (every file a candidate: sound, only less precise).
+pub const MAX_OR: usize = 256;
+/// Longest string an exact set keeps. Longer ones are turned into their trigrams now (and their 2-byte ends,
+/// all a boundary trigram needs), so a long literal is not re-copied at every character of a concatenation.
+const MAX_EXACT_LEN: usize = 16;
 
 /// A boolean query over trigram posting lists.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,12 +44,12 @@ impl Query {
             (Query::None, _) | (_, Query::None) => Query::None,
             (Query::All, q) | (q, Query::All) => q,
             (Query::And(mut a), Query::And(b)) => {
-                a.extend(b);
-                dedup(Query::And(a))
+                b.into_iter().for_each(|q| push_and(&mut a, q));
+                Query::And(a)
             }
             (Query::And(mut a), q) | (q, Query::And(mut a)) => {
-                a.push(q);
-                dedup(Query::And(a))
+                push_and(&mut a, q);
+                Query::And(a)
             }
             (a, b) if a == b => a,
             (a, b) => Query::And(vec![a, b]),
@@ -52,40 +61,66 @@ impl Query {
             (Query::All, _) | (_, Query::All) => Query::All,
             (Query::None, q) | (q, Query::None) => q,
             (Query::Or(mut a), Query::Or(b)) => {
-                a.extend(b);
-                dedup(Query::Or(a))
+                b.into_iter().for_each(|q| push_or(&mut a, q));
+                capped_or(a)
             }
             (Query::Or(mut a), q) | (q, Query::Or(mut a)) => {
-                a.push(q);
-                dedup(Query::Or(a))
+                push_or(&mut a, q);
+                capped_or(a)
             }
             (a, b) if a == b => a,
             (a, b) => Query::Or(vec![a, b]),
         }
     }
+
+    /// An And that takes no more conditions.
+    fn is_full(&self) -> bool {
+        matches!(self, Query::And(v) if v.len() >= MAX_AND)
+    }
+
+    /// Nodes in the query tree (the planner's bound is on this).
+    pub fn size(&self) -> usize {
+        match self {
+            Query::And(v) | Query::Or(v) => 1 + v.iter().map(Query::size).sum::<usize>(),
+            _ => 1,
+        }
+    }
 }
 
-fn dedup(q: Query) -> Query {
-    let uniq = |v: Vec<Query>| {
-        let mut out: Vec<Query> = Vec::with_capacity(v.len());
-        for q in v {
-            if !out.contains(&q) {
-                out.push(q);
-            }
-        }
-        out
-    };
-    match q {
-        Query::And(v) => Query::And(uniq(v)),
-        Query::Or(v) => Query::Or(uniq(v)),
-        q => q,
+/// Adds a condition to an And unless it is there already or the And is full (dropping it is sound).
+fn push_and(conds: &mut Vec<Query>, q: Query) {
+    if conds.len() < MAX_AND && !conds.contains(&q) {
+        conds.push(q);
+    }
+}
+
+fn push_or(branches: &mut Vec<Query>, q: Query) {
+    if branches.len() <= MAX_OR && !branches.contains(&q) {
+        branches.push(q);
+    }
+}
+
+fn capped_or(branches: Vec<Query>) -> Query {
+    if branches.len() > MAX_OR {
+        Query::All
+    } else {
+        Query::Or(branches)
     }
 }
 
 /// All trigrams of a literal (ASCII-lower-cased); `All` when it is shorter than 3 bytes.
+/// A literal with more distinct trigrams than an And keeps requires an evenly spaced sample of them.
 pub fn literal_query(lit: &[u8]) -> Query {
-    lit.windows(3)
-        .map(|w| Query::Tri(trigram_of(w[0], w[1], w[2])))
+    let mut seen = std::collections::HashSet::new();
+    let tris: Vec<Trigram> = lit
+        .windows(3)
+        .map(|w| trigram_of(w[0], w[1], w[2]))
+        .filter(|t| seen.insert(*t))
+        .collect();
+    let step = tris.len().div_ceil(MAX_AND).max(1);
+    tris.into_iter()
+        .step_by(step)
+        .map(Query::Tri)
         .fold(Query::All, Query::and)
 }
 
@@ -107,6 +142,10 @@ struct Info {
     suffix: Set,
     /// A query every file with a match satisfies.
     q: Query,
+    /// `q` already requires the prefix (suffix) set's trigrams: a long concatenation carries the same prefix
+    /// through every step, and adding its query again at each one made planning quadratic.
+    prefix_in_q: bool,
+    suffix_in_q: bool,
 }
 
 fn single(s: Vec<u8>) -> Set {
@@ -117,9 +156,7 @@ impl Info {
     fn exact(set: Set) -> Info {
         Info {
             exact: Some(set),
-            prefix: single(vec![]),
-            suffix: single(vec![]),
-            q: Query::All,
+            ..Info::any()
         }
     }
 
@@ -129,6 +166,8 @@ impl Info {
             prefix: single(vec![]),
             suffix: single(vec![]),
             q: Query::All,
+            prefix_in_q: false,
+            suffix_in_q: false,
         }
     }
 
@@ -142,13 +181,45 @@ impl Info {
 
     /// Everything known, as one query.
     fn finalize(&self) -> Query {
+        self.clone().into_query()
+    }
+
+    /// `finalize` without copying the query (for a node that is used up).
+    fn into_query(self) -> Query {
         match &self.exact {
-            Some(e) => self.q.clone().and(set_query(e)),
-            None => self
-                .q
-                .clone()
-                .and(set_query(&self.prefix))
-                .and(set_query(&self.suffix)),
+            Some(e) => self.q.and(set_query(e)),
+            None => {
+                let q = if self.prefix_in_q {
+                    self.q
+                } else {
+                    self.q.and(set_query(&self.prefix))
+                };
+                if self.suffix_in_q {
+                    q
+                } else {
+                    q.and(set_query(&self.suffix))
+                }
+            }
+        }
+    }
+
+    /// An exact set, unless its strings are long: then their trigrams join the query and only their 2-byte
+    /// ends stay (prefixes and suffixes of a match, for the trigrams across the next boundary).
+    fn exact_or_required(set: Set, q: Query) -> Info {
+        if set.iter().all(|s| s.len() <= MAX_EXACT_LEN) {
+            return Info {
+                q,
+                ..Info::exact(set)
+            };
+        }
+        Info {
+            prefix: set.iter().map(|s| s[..s.len().min(2)].to_vec()).collect(),
+            suffix: set
+                .iter()
+                .map(|s| s[s.len().saturating_sub(2)..].to_vec())
+                .collect(),
+            q: q.and(set_query(&set)),
+            ..Info::any()
         }
     }
 }
@@ -168,21 +239,29 @@ fn cross(a: &Set, b: &Set) -> Option<Set> {
     )
 }
 
-/// Keeps a prefix (or suffix) set small: cut strings to 2 bytes (all a boundary trigram needs), else give up.
+/// Keeps a prefix (or suffix) set small: strings over MAX_EXACT_LEN bytes are cut (a shorter beginning is still
+/// a beginning), then, when there are too many, cut to 2 bytes (all a boundary trigram needs), else given up.
 fn shrink(set: Set, keep_start: bool) -> Set {
+    let cut_to = |set: Set, n: usize| -> Set {
+        set.into_iter()
+            .map(|s| {
+                if keep_start {
+                    s[..s.len().min(n)].to_vec()
+                } else {
+                    s[s.len().saturating_sub(n)..].to_vec()
+                }
+            })
+            .collect()
+    };
+    let set = if set.iter().any(|s| s.len() > MAX_EXACT_LEN) {
+        cut_to(set, MAX_EXACT_LEN)
+    } else {
+        set
+    };
     if set.len() <= MAX_SET {
         return set;
     }
-    let cut: Set = set
-        .into_iter()
-        .map(|s| {
-            if keep_start {
-                s[..s.len().min(2)].to_vec()
-            } else {
-                s[s.len().saturating_sub(2)..].to_vec()
-            }
-        })
-        .collect();
+    let cut = cut_to(set, 2);
     if cut.len() <= MAX_SET {
         cut
     } else {
@@ -203,29 +282,49 @@ fn boundary_query(a: &Set, b: &Set) -> Query {
 fn concat(a: Info, b: Info) -> Info {
     if let (Some(ea), Some(eb)) = (&a.exact, &b.exact) {
         if let Some(e) = cross(ea, eb) {
-            return Info {
-                q: a.q.clone().and(b.q.clone()),
-                ..Info::exact(e)
-            };
+            return Info::exact_or_required(e, a.q.and(b.q));
         }
     }
-    let q = a
-        .finalize()
-        .and(b.finalize())
-        .and(boundary_query(a.suffixes(), b.prefixes()));
-    let prefix = match &a.exact {
-        Some(ea) => cross(ea, b.prefixes()).unwrap_or_else(|| ea.clone()),
-        None => a.prefix.clone(),
+    if a.q.is_full() {
+        // Nothing more can be required: keep what a match's end looks like for an enclosing node, no more.
+        let suffix = match &b.exact {
+            Some(eb) => eb.clone(),
+            None => b.suffix.clone(),
+        };
+        return Info {
+            prefix: a.prefix,
+            suffix: shrink(suffix, false),
+            q: a.q,
+            prefix_in_q: a.prefix_in_q,
+            ..Info::any()
+        };
+    }
+    let boundary = boundary_query(a.suffixes(), b.prefixes());
+    // The new prefix (suffix) is a's (b's) when that is known only as a prefix (suffix) or exactly: then the
+    // query below requires it already.
+    let (prefix, prefix_in_q) = match &a.exact {
+        Some(ea) => match cross(ea, b.prefixes()) {
+            Some(p) => (p, false),
+            None => (ea.clone(), true),
+        },
+        None => (a.prefix.clone(), true),
     };
-    let suffix = match &b.exact {
-        Some(eb) => cross(a.suffixes(), eb).unwrap_or_else(|| eb.clone()),
-        None => b.suffix.clone(),
+    let (suffix, suffix_in_q) = match &b.exact {
+        Some(eb) => match cross(a.suffixes(), eb) {
+            Some(p) => (p, false),
+            None => (eb.clone(), true),
+        },
+        None => (b.suffix.clone(), true),
     };
+    // Shrinking only cuts strings: what `q` requires still implies their (shorter) trigram sets.
+    let (prefix, suffix) = (shrink(prefix, true), shrink(suffix, false));
     Info {
-        exact: None,
         prefix,
         suffix,
-        q,
+        prefix_in_q,
+        suffix_in_q,
+        q: a.into_query().and(b.into_query()).and(boundary),
+        exact: None,
     }
 }
 
@@ -234,7 +333,7 @@ fn alternate(a: Info, b: Info) -> Info {
         if ea.len() + eb.len() <= MAX_SET {
             let e: Set = ea.union(eb).cloned().collect();
             return Info {
-                q: a.q.clone().or(b.q.clone()),
+                q: a.q.or(b.q),
                 ..Info::exact(e)
             };
         }
@@ -242,10 +341,10 @@ fn alternate(a: Info, b: Info) -> Info {
     let prefix = shrink(a.prefixes().union(b.prefixes()).cloned().collect(), true);
     let suffix = shrink(a.suffixes().union(b.suffixes()).cloned().collect(), false);
     Info {
-        exact: None,
         prefix,
         suffix,
-        q: a.finalize().or(b.finalize()),
+        q: a.into_query().or(b.into_query()),
+        ..Info::any()
     }
 }
 
@@ -303,10 +402,12 @@ fn info(hir: &Hir) -> Info {
                 },
                 (0, _) => Info::any(),
                 _ => Info {
-                    exact: None,
                     prefix: sub.prefixes().clone(),
                     suffix: sub.suffixes().clone(),
                     q: sub.finalize(),
+                    prefix_in_q: true,
+                    suffix_in_q: true,
+                    exact: None,
                 },
             }
         }
@@ -412,6 +513,62 @@ mod tests {
         match &got {
             Query::Or(v) => assert_eq!(v.len(), 200),
             other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    /// A pattern's query stays small however long the pattern (issue 20: plans of 400-1,000 characters took
+    /// seconds to minutes), and it is still sound: the pattern's own text satisfies it.
+    #[test]
+    fn long_patterns_plan_small_sound_queries() {
+        let lorem =
+            "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor ks ";
+        let mut seed = 7u64;
+        let random: String = (0..2048)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                char::from(b' ' + (seed % 95) as u8)
+            })
+            .collect();
+        for text in [
+            lorem.repeat(25),
+            random,
+            "sk".repeat(1024),
+            "a".repeat(2048),
+        ] {
+            let text = &text[..text.len().min(2048)];
+            for case_insensitive in [false, true] {
+                let hir = ParserBuilder::new()
+                    .case_insensitive(case_insensitive)
+                    .utf8(false)
+                    .build()
+                    .parse(&regex::escape(text))
+                    .unwrap();
+                let got = regex_query(&hir);
+                assert!(got.size() <= 64 * 64 * 4, "{} nodes", got.size());
+                assert!(
+                    satisfied(&got, &distinct(text.as_bytes())),
+                    "unsound for {text:.40}"
+                );
+                assert_ne!(got, Query::All, "no trigram kept for {text:.40}");
+            }
+        }
+    }
+
+    fn distinct(text: &[u8]) -> BTreeSet<Trigram> {
+        crate::trigram::distinct_trigrams(text)
+            .into_iter()
+            .collect()
+    }
+
+    fn satisfied(q: &Query, have: &BTreeSet<Trigram>) -> bool {
+        match q {
+            Query::All => true,
+            Query::None => false,
+            Query::Tri(t) => have.contains(t),
+            Query::And(v) => v.iter().all(|x| satisfied(x, have)),
+            Query::Or(v) => v.iter().any(|x| satisfied(x, have)),
         }
     }
 

@@ -65,8 +65,8 @@ class LoadResult:
         by_kind: dict[str, dict[str, float]] = {}
         for kind in sorted({s.kind for s in self.samples}):
             lat = [s.latency_ms for s in self.samples if s.kind == kind and s.code == "OK"]
-            by_kind[kind] = {"calls": sum(1 for s in self.samples if s.kind == kind), **_percentiles(lat)}
-        pct = _percentiles(ok)
+            by_kind[kind] = {"calls": sum(1 for s in self.samples if s.kind == kind), **percentiles(lat)}
+        pct = percentiles(ok)
         return {
             "clients": self.clients,
             "seconds": round(self.seconds, 2),
@@ -80,7 +80,7 @@ class LoadResult:
         }
 
 
-def _percentiles(values: list[float]) -> dict[str, float]:
+def percentiles(values: list[float]) -> dict[str, float]:
     if not values:
         return {"p50_ms": 0.0, "p95_ms": 0.0, "p99_ms": 0.0, "max_ms": 0.0}
     v = sorted(values)

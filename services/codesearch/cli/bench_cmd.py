@@ -29,29 +29,87 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--use-cache", action="store_true", help="let the server's query cache answer repeats")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", type=Path, help="also write the summary here as JSON")
+    _add_soak_arguments(sub)
+
+
+def _add_soak_arguments(sub: argparse._SubParsersAction) -> None:
+    from codesearch.bench import soak
+
+    p = sub.add_parser("soak", help="fuzz and pathological queries beside well-behaved clients (bounded)")
+    p.add_argument("--address", default=argparse.SUPPRESS, help="server address HOST:PORT")
+    p.add_argument("--seconds", type=float, default=soak.DEFAULT_SECONDS, help="duration with the fuzz")
+    p.add_argument("--fuzz-queries", type=int, default=soak.DEFAULT_FUZZ_QUERIES, help="fuzz calls at most")
+    p.add_argument(
+        "--fuzz-clients", type=int, default=soak.DEFAULT_FUZZ_CLIENTS, help="concurrent fuzz calls"
+    )
+    p.add_argument("--clients", type=int, default=soak.DEFAULT_CLIENTS, help="well-behaved clients")
+    p.add_argument("--repository", default="", help="repository to query (default: the first indexed)")
+    p.add_argument("--sample", type=int, default=200, help="well-behaved queries to sample from the index")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", type=Path, help="also write the summary here as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.bench == "load":
         return _run_load(args)
+    if args.bench == "soak":
+        return _run_soak(args)
     raise CliError(f"unknown benchmark {args.bench}")
+
+
+def _first_repository(address: str, settings: Settings) -> str:
+    from codesearch.cli.client import call, channel
+    from codesearch.v1 import search_pb2, search_pb2_grpc
+
+    stub = search_pb2_grpc.SearchServiceStub(channel(address, settings))
+    repos = call(address, lambda: stub.ListRepositories(search_pb2.ListRepositoriesRequest(), timeout=10))
+    if not repos.repositories:
+        raise CliError("no repository is indexed; run `codesearch index DIR` first")
+    return str(repos.repositories[0].name)
+
+
+def _run_soak(args: argparse.Namespace) -> int:
+    from codesearch.bench import load, soak
+    from codesearch.cli.client import call
+
+    settings = Settings.from_env()
+    repository = args.repository or _first_repository(args.address, settings)
+    queries = call(
+        args.address, lambda: load.sample_queries(args.address, settings, repository, args.sample, args.seed)
+    )
+    print(
+        f"{len(queries)} well-behaved queries over {repository!r}, {args.clients} clients; then beside "
+        f"{args.fuzz_clients} fuzz clients for {args.seconds} s or {args.fuzz_queries} fuzz calls",
+        flush=True,
+    )
+    result = asyncio.run(
+        soak.run_soak(
+            args.address,
+            settings,
+            queries,
+            repository=repository,
+            seconds=args.seconds,
+            clients=args.clients,
+            fuzz_clients=args.fuzz_clients,
+            fuzz_queries=args.fuzz_queries,
+            seed=args.seed,
+        )
+    )
+    summary = result.summary()
+    print(soak.format_summary(summary))
+    if args.json:
+        args.json.write_text(json.dumps(summary, indent=1))
+    fuzz_statuses: dict[str, int] = summary["fuzz_statuses"]  # type: ignore[assignment]
+    bad = {"INTERNAL", "UNKNOWN"} & set(fuzz_statuses)
+    return 1 if bad or summary["overruns_over_100ms"] else 0
 
 
 def _run_load(args: argparse.Namespace) -> int:
     from codesearch.bench import load
-    from codesearch.cli.client import call, channel
-    from codesearch.v1 import search_pb2, search_pb2_grpc
+    from codesearch.cli.client import call
 
     settings = Settings.from_env()
-    repository = args.repository
-    if not repository:
-        stub = search_pb2_grpc.SearchServiceStub(channel(args.address, settings))
-        repos = call(
-            args.address, lambda: stub.ListRepositories(search_pb2.ListRepositoriesRequest(), timeout=10)
-        )
-        if not repos.repositories:
-            raise CliError("no repository is indexed; run `codesearch index DIR` first")
-        repository = repos.repositories[0].name
+    repository = args.repository or _first_repository(args.address, settings)
     if args.queries:
         queries = load.read_query_file(args.queries)
     else:

@@ -7,6 +7,8 @@ import asyncio
 import dataclasses
 import logging
 import os
+import sys
+import threading
 
 from codesearch.cli.client import CliError
 from codesearch.common.security import SecurityConfigError
@@ -33,8 +35,21 @@ def run(args: argparse.Namespace) -> int:
     settings = dataclasses.replace(settings, listen_addr=listen)
     chosen = [args.services] if isinstance(args.services, str) else args.services
     services = ALL_SERVICES if "all" in chosen else tuple(dict.fromkeys(chosen))
+    loop = asyncio.new_event_loop()
     try:
-        asyncio.run(serve(settings, services))
+        loop.run_until_complete(serve(settings, services))
     except SecurityConfigError as e:
         raise CliError(str(e)) from None
+    _exit_past_workers()
     return 0
+
+
+def _exit_past_workers() -> None:
+    """After the drain, a worker thread still busy (a call's thread outliving its cancelled RPC) would hold the
+    interpreter's exit (it joins every executor thread, idle ones included) without bound: exit without it."""
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        logging.getLogger("codesearch.server").info("drained; exiting without joining worker threads")
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import grpc
 
+from codesearch.common.grpc_util import DecodeGuard
 from codesearch.common.lifecycle import run_shutdown
 from codesearch.common.telemetry import server_interceptors
 from codesearch.config import MAX_MESSAGE_BYTES
@@ -49,7 +50,7 @@ class ThreadedServer:
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
         ]
         self._server = grpc.aio.server(
-            options=options, interceptors=[*self._interceptors, *server_interceptors()]
+            options=options, interceptors=[*self._interceptors, DecodeGuard(), *server_interceptors()]
         )
         address = f"{self._host}:{self._port}"
         if self._credentials is None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
 import grpc
+from google.protobuf.message import DecodeError
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
@@ -16,6 +17,15 @@ from codesearch.common.errors import ServiceError
 
 log = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
+# Status messages are cut to this: a message echoing a 10,000-character name went past gRPC's metadata limit
+# (8 KiB) and reached the client as RESOURCE_EXHAUSTED instead of its own status.
+MAX_STATUS_MESSAGE_CHARS = 1000
+
+
+def _message(text: str) -> str:
+    if len(text) <= MAX_STATUS_MESSAGE_CHARS:
+        return text
+    return text[: MAX_STATUS_MESSAGE_CHARS - 20] + f"... ({len(text)} characters)"
 
 
 def rpc(method: F) -> F:
@@ -29,12 +39,12 @@ def rpc(method: F) -> F:
         try:
             return await method(self, request, context)
         except ServiceError as e:
-            await context.abort(e.code, e.message)
+            await context.abort(e.code, _message(e.message))
         except (grpc.aio.AbortError, grpc.RpcError):
             raise
         except Exception as e:  # a bug: report it plainly, keep the server up
             log.exception("%s failed", method.__qualname__)
-            await context.abort(grpc.StatusCode.INTERNAL, f"{type(e).__name__}: {e}")
+            await context.abort(grpc.StatusCode.INTERNAL, _message(f"{type(e).__name__}: {e}"))
 
     return wrapper  # type: ignore[return-value]
 
@@ -49,12 +59,12 @@ def rpc_stream(method: F) -> F:
             async for item in method(self, request, context):
                 yield item
         except ServiceError as e:
-            await context.abort(e.code, e.message)
+            await context.abort(e.code, _message(e.message))
         except (grpc.aio.AbortError, grpc.RpcError):
             raise
         except Exception as e:
             log.exception("%s failed", method.__qualname__)
-            await context.abort(grpc.StatusCode.INTERNAL, f"{type(e).__name__}: {e}")
+            await context.abort(grpc.StatusCode.INTERNAL, _message(f"{type(e).__name__}: {e}"))
 
     return wrapper  # type: ignore[return-value]
 
@@ -78,3 +88,68 @@ async def set_serving(
     status = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
     for name in names:
         await health_servicer.set(name, status)
+
+
+class _Undecodable:
+    """Stands for a request message whose bytes did not parse (the handler answers INVALID_ARGUMENT)."""
+
+    def __init__(self, error: Exception) -> None:
+        self.message = f"the request is not a valid protobuf message: {error}"
+
+
+def _parse_or_mark(deserializer: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
+    def parse(data: bytes) -> Any:
+        try:
+            return deserializer(data)
+        except DecodeError as e:
+            return _Undecodable(e)
+
+    return parse
+
+
+class DecodeGuard(grpc.aio.ServerInterceptor):
+    """Undecodable wire bytes are INVALID_ARGUMENT (gRPC itself answers UNKNOWN and logs a traceback)."""
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler: Any = await continuation(handler_call_details)  # the aio handler: async behaviours
+        if handler is None or handler.request_deserializer is None:
+            return handler
+        parse = _parse_or_mark(handler.request_deserializer)
+        out = handler.response_serializer
+        if handler.unary_unary is not None:
+            unary = handler.unary_unary
+
+            async def unary_unary(request: Any, context: grpc.aio.ServicerContext) -> Any:
+                if isinstance(request, _Undecodable):
+                    await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.message)
+                return await unary(request, context)
+
+            return grpc.unary_unary_rpc_method_handler(unary_unary, parse, out)
+        if handler.unary_stream is not None:
+            stream = handler.unary_stream
+
+            async def unary_stream(request: Any, context: grpc.aio.ServicerContext) -> Any:
+                if isinstance(request, _Undecodable):
+                    await context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.message)
+                async for item in stream(request, context):
+                    yield item
+
+            return grpc.unary_stream_rpc_method_handler(unary_stream, parse, out)
+        if handler.stream_unary is not None:
+            client_stream = handler.stream_unary
+
+            async def checked(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
+                async for request in requests:
+                    if isinstance(request, _Undecodable):
+                        raise ServiceError(grpc.StatusCode.INVALID_ARGUMENT, request.message)
+                    yield request
+
+            async def stream_unary(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> Any:
+                return await client_stream(checked(requests), context)
+
+            return grpc.stream_unary_rpc_method_handler(stream_unary, parse, out)
+        return handler

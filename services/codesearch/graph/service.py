@@ -5,15 +5,17 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator
+from itertools import islice
 from pathlib import Path
 
 import grpc
 
 from codesearch.common.errors import check_limit, check_query, check_repo_name, invalid, not_found
+from codesearch.common.filters import OVERSAMPLE, file_filter
 from codesearch.common.grpc_util import rpc
 from codesearch.common.index_update import IndexBatch, WriteLocks, apply_update_stream, update_result
 from codesearch.common.snapshot import SnapshotDir, list_repositories
-from codesearch.config import Settings
+from codesearch.config import MAX_QUERY_CHARS, Settings
 from codesearch.graph.query import GraphReader, kind_name
 from codesearch.graph.store import (
     DB_NAME,
@@ -26,7 +28,8 @@ from codesearch.v1 import common_pb2, graph_pb2, graph_pb2_grpc
 
 R = graph_pb2
 SERVICE_DIR = "graph"
-MAX_NAME_CHARS = 512  # symbol names and targets; anything longer is not a name
+# Symbol names and targets: the query limit the API documents (a Search passes its query as the name).
+MAX_NAME_CHARS = MAX_QUERY_CHARS
 DEFAULT_LIMIT = 50  # results when the request says 0
 MAX_LIMIT = 1000  # per the proto: FindDefinitions/References/Callees take 1..1000
 MAX_IMPACT_LIMIT = 5000  # per the proto
@@ -126,6 +129,7 @@ class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
         if request.kind not in R.SymbolKind.values():
             raise invalid(f"unknown symbol kind {request.kind}")
         kind = kind_name(request.kind)
+        flt = file_filter([request.language, *request.languages], request.path_glob)
         readers = self.readers(list(request.repositories))
 
         def work() -> graph_pb2.FindDefinitionsResponse:
@@ -134,8 +138,9 @@ class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
             merged = [(d.score(), r, d) for r, _res, defs in results for d in defs]
             merged.sort(key=lambda x: -x[0])
             resolution = _merge_resolution(resolutions, len(merged))
+            symbols = (r.symbol(d) for _s, r, d in merged)
             return graph_pb2.FindDefinitionsResponse(
-                symbols=[r.symbol(d) for _s, r, d in merged[:limit]],
+                symbols=list(islice((s for s in symbols if flt.allows(s.location.path, s.language)), limit)),
                 resolution=resolution,  # type: ignore[arg-type]
             )
 
@@ -147,15 +152,16 @@ class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
     ) -> graph_pb2.FindReferencesResponse:
         name = check_query(request.name, MAX_NAME_CHARS, "name")
         limit = check_limit(request.limit, DEFAULT_LIMIT, MAX_LIMIT)
+        flt = file_filter(request.languages, request.path_glob)
         readers = self.readers(list(request.repositories))
 
         def work() -> graph_pb2.FindReferencesResponse:
             resolutions, refs, targets = [], [], []
             for r in readers:
-                res, tdefs, rrefs = r.references(name, limit)
+                res, tdefs, rrefs = r.references(name, limit * OVERSAMPLE if flt.active else limit)
                 if tdefs or rrefs:
                     resolutions.append(res)
-                refs += rrefs
+                refs += [(c, ref) for c, ref in rrefs if flt.allows(ref.location.path)]
                 targets += [r.symbol(d) for d in tdefs]
             if len(readers) > 1:  # keep each repository's file grouping, most central group first
                 refs.sort(key=lambda x: -x[0])
@@ -176,6 +182,7 @@ class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
     ) -> graph_pb2.FindCalleesResponse:
         name = check_query(request.name, MAX_NAME_CHARS, "name")
         limit = check_limit(request.limit, DEFAULT_LIMIT, MAX_LIMIT)
+        flt = file_filter(request.languages, request.path_glob)
         readers = self.readers(list(request.repositories))
 
         def work() -> graph_pb2.FindCalleesResponse:
@@ -189,8 +196,9 @@ class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
             if best is None:
                 return graph_pb2.FindCalleesResponse(resolution=R.RESOLUTION_NOT_FOUND)
             res, r, defs, calls = best
+            symbols = (r.symbol(d) for d in defs)
             return graph_pb2.FindCalleesResponse(
-                callees=[r.symbol(d) for d in defs],
+                callees=[s for s in symbols if flt.allows(s.location.path, s.language)],
                 resolution=res,  # type: ignore[arg-type]
                 calls=calls,
             )
@@ -206,16 +214,17 @@ class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
             raise invalid(f"max_depth must be between 1 and {MAX_DEPTH}, got {request.max_depth}")
         depth = request.max_depth or DEFAULT_DEPTH
         limit = check_limit(request.limit, DEFAULT_IMPACT_LIMIT, MAX_IMPACT_LIMIT)
+        flt = file_filter(request.languages, request.path_glob)
         readers = self.readers(list(request.repositories))
 
         def work() -> graph_pb2.ImpactResponse:
             resolutions, items, resolved = [], [], []
             for r in readers:
-                res, names, ritems = r.impact(target, depth, limit)
+                res, names, ritems = r.impact(target, depth, limit * OVERSAMPLE if flt.active else limit)
                 if names:
                     resolutions.append(res)
                 resolved += names
-                items += ritems
+                items += [it for it in ritems if flt.allows(it.location.path)]
             items.sort(key=lambda it: it.distance)  # stable: keeps each repository's order within a distance
             return graph_pb2.ImpactResponse(
                 items=items[:limit],

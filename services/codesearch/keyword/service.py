@@ -9,6 +9,8 @@ from typing import Any
 import grpc
 import pathspec
 
+from codesearch.common.admission import Gate, full_scan
+from codesearch.common.deadline import budget_of, stopped
 from codesearch.common.errors import (
     check_limit,
     check_query,
@@ -38,6 +40,8 @@ FOCUSED_HITS = (
 )
 MAX_MATCH_LINES = 50  # matching line numbers reported per hit
 MAX_LINE_CHARS = 500  # a minified line would drown the response
+# A BM25 query longer than this is a pasted text, not a question: its many terms make it an expensive call.
+LONG_QUERY_CHARS = 256
 
 
 class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
@@ -45,6 +49,7 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
         self.root = settings.service_dir("keyword")
         self._snapshots: dict[str, KeywordSnapshot] = {}
         self._write_locks = WriteLocks()
+        self.gate = Gate("keyword leg")
 
     # --- snapshots -------------------------------------------------------------------------------------------
     def _snapdir(self, repo: str) -> SnapshotDir:
@@ -125,7 +130,8 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
                 for rank, (repo, h) in enumerate(scored[:limit])
             ]
 
-        return keyword_pb2.KeywordSearchResponse(hits=await asyncio.to_thread(run))
+        async with self.gate.admit(len(request.query) > LONG_QUERY_CHARS):
+            return keyword_pb2.KeywordSearchResponse(hits=await asyncio.to_thread(run))
 
     @rpc
     async def Grep(
@@ -135,6 +141,7 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
         limit = check_limit(request.limit, DEFAULT_LIMIT, MAX_LIMIT)
         is_regex = request.syntax == keyword_pb2.PATTERN_SYNTAX_REGEX
         selected = self._selected(list(request.repositories))
+        budget = budget_of(context)
 
         def run() -> keyword_pb2.GrepResponse:
             resp = keyword_pb2.GrepResponse()
@@ -143,10 +150,18 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
                 allowed = snap.allowed_ids(list(request.languages), request.path_glob)
                 try:
                     result = snap.trigram.search(
-                        request.pattern, is_regex, request.case_sensitive, limit, allowed
+                        request.pattern,
+                        is_regex,
+                        request.case_sensitive,
+                        limit,
+                        allowed,
+                        timeout_s=budget.timeout_s,
+                        cancel=budget.cancel,
                     )
                 except ValueError as e:
                     raise invalid(f"invalid {'regex' if is_regex else 'pattern'}: {e}") from None
+                except (TimeoutError, InterruptedError) as e:
+                    raise stopped(e, "the trigram search") from None
                 resp.candidate_files += result.candidate_files
                 resp.total_files += result.total_files
                 resp.full_scan = resp.full_scan or result.full_scan
@@ -177,7 +192,8 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
                 )
             return resp
 
-        return await asyncio.to_thread(run)
+        async with self.gate.admit(full_scan(request.pattern, is_regex, request.case_sensitive)):
+            return await asyncio.to_thread(run)
 
     @rpc_stream
     async def StreamGrep(

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import grpc
 
+from codesearch.common import sensitive
 from codesearch.common.errors import ServiceError, check_repo_name, failed_precondition, invalid
 from codesearch.common.index_update import update_messages
 from codesearch.common.languages import ProjectHint, detect_language
@@ -113,6 +114,7 @@ def check_root(path: str, settings: Settings) -> Path:
         raise failed_precondition(
             f"{root} is outside the allowed roots ({allowed}); see CODESEARCH_ALLOWED_ROOTS"
         )
+    sensitive.check_not_system_dir(root, settings.allowed_roots)  # issue 20
     return root
 
 
@@ -207,6 +209,9 @@ class Indexer:
                 continue
             data, reason = await asyncio.to_thread(run.source.read, wf)
             run.progress.files_read += 1
+            if data is not None and not self.settings.index_secrets:  # issue 20: secrets stay out
+                secret = sensitive.secret_reason(wf.rel_path, data)
+                data, reason = (None, secret) if secret else (data, reason)
             if data is None:
                 run.progress.files_skipped += 1
                 run.warn(f"{wf.rel_path}: skipped, {reason}")

@@ -7,6 +7,7 @@ nothing. The fan-out (fanout.py) sends each leg exactly the request written here
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from google.protobuf.message import Message
 
@@ -163,7 +164,7 @@ def _forced(mode: int, query: str, route: Route, scope: Scope) -> tuple[Leg, int
         return common_pb2.LEG_REFERENCES, search_pb2.INTENT_FIND_REFERENCES, references_request(name, scope)
     if mode == search_pb2.SEARCH_MODE_CALLEES:
         callees = graph_pb2.FindCalleesRequest(
-            repositories=scope.repositories, name=query.strip(), limit=LEG_DEPTH
+            repositories=scope.repositories, name=query.strip(), limit=LEG_DEPTH, **_filters(scope)
         )
         return common_pb2.LEG_REFERENCES, search_pb2.INTENT_FIND_REFERENCES, callees
     if mode == search_pb2.SEARCH_MODE_IMPACT:
@@ -212,20 +213,33 @@ def grep_request(pattern: str, regex: bool, scope: Scope) -> keyword_pb2.GrepReq
 
 def vector_request(query: str, scope: Scope) -> vector_pb2.VectorSearchRequest:
     return vector_pb2.VectorSearchRequest(
-        repositories=scope.repositories, text=query, limit=LEG_DEPTH, languages=scope.languages
+        repositories=scope.repositories,
+        text=query,
+        limit=LEG_DEPTH,
+        languages=scope.languages,
+        path_glob=scope.path_glob,
     )
 
 
 def definitions_request(name: str, scope: Scope) -> graph_pb2.FindDefinitionsRequest:
     language = scope.languages[0] if len(scope.languages) == 1 else ""
     return graph_pb2.FindDefinitionsRequest(
-        repositories=scope.repositories, name=name, limit=LEG_DEPTH, language=language
+        repositories=scope.repositories, name=name, limit=LEG_DEPTH, language=language, **_filters(scope)
     )
 
 
 def references_request(name: str, scope: Scope) -> graph_pb2.FindReferencesRequest:
-    return graph_pb2.FindReferencesRequest(repositories=scope.repositories, name=name, limit=LEG_DEPTH)
+    return graph_pb2.FindReferencesRequest(
+        repositories=scope.repositories, name=name, limit=LEG_DEPTH, **_filters(scope)
+    )
 
 
 def impact_request(target: str, scope: Scope) -> graph_pb2.ImpactRequest:
-    return graph_pb2.ImpactRequest(repositories=scope.repositories, target=target, limit=LEG_DEPTH)
+    return graph_pb2.ImpactRequest(
+        repositories=scope.repositories, target=target, limit=LEG_DEPTH, **_filters(scope)
+    )
+
+
+def _filters(scope: Scope) -> dict[str, Any]:
+    """The Search filters every graph request carries (issue 20: the leg applies them)."""
+    return {"languages": scope.languages, "path_glob": scope.path_glob}

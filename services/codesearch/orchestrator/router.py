@@ -32,7 +32,19 @@ INTENT_WEIGHTS: dict[int, tuple[float, float, float, float]] = {
     search_pb2.INTENT_EXACT_MATCH: (0.0, 0.9, 0.1, 0.0),
 }
 
+# Every pattern below is free of ambiguous nested or adjacent quantifiers, so Python's backtracking engine runs
+# in time linear in the query (tests/orchestrator/test_router_regexes.py times each rule on hostile input).
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
+# IDENT.IDENT written with one repetition: two IDENTs side by side may split at any dot (quadratic backtracking).
+DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+"
+# The strings the earlier `_*(?:[A-Z][a-z0-9]+){2,}[A-Za-z0-9]*|_*[a-z]+(?:[A-Z][a-z0-9]*)+` matched when
+# compiled case-insensitively (as every non-`case` rule is): a letter, then alphanumerics, where the second
+# character is a letter or a letter follows later with one more character after it. That form nests
+# quantifiers (2**n backtracking: 25 letters took 2 s); this one is the same language, decided by one
+# lookahead. The equivalence is checked by brute force in the router tests.
+CAMEL_CASE = r"^\s*(?P<t>_*(?=[A-Za-z](?:[A-Za-z]|[A-Za-z0-9]+[A-Za-z][A-Za-z0-9]))[A-Za-z][A-Za-z0-9]*)\s*$"
+# No rule looks past this: the API refuses longer queries (config.MAX_QUERY_CHARS), and a longer text is prose.
+MAX_ROUTED_CHARS = 2048
 ERRNO_NAMES = r"E(?:NOENT|ACCES|PERM|EXIST|AGAIN|CONNREFUSED|CONNRESET|PIPE|INVAL|NOTDIR|ISDIR|TIMEDOUT|ADDRINUSE|NOMEM|BADF)"
 
 
@@ -160,11 +172,11 @@ RULES: tuple[Rule, ...] = (
     ),
     _r(
         "camel_case",
-        r"^\s*(?P<t>_*(?:[A-Z][a-z0-9]+){2,}[A-Za-z0-9]*|_*[a-z]+(?:[A-Z][a-z0-9]*)+)\s*$",
+        CAMEL_CASE,
         search_pb2.INTENT_FIND_DEFINITION,
         0.80,
     ),
-    _r("dotted", rf"^\s*(?P<t>{IDENT}\.{IDENT})\s*$", search_pb2.INTENT_FIND_DEFINITION, 0.75),
+    _r("dotted", rf"^\s*(?P<t>{DOTTED})\s*$", search_pb2.INTENT_FIND_DEFINITION, 0.75),
     _r("single_word", r"^\s*(?P<t>_*[A-Za-z][A-Za-z0-9]*_*)\s*$", search_pb2.INTENT_FIND_DEFINITION, 0.60),
     _r(
         "question",
@@ -187,7 +199,7 @@ class Route:
 
 
 def classify(query: str) -> Route:
-    for rule in RULES:
+    for rule in RULES if len(query) <= MAX_ROUTED_CHARS else ():
         m = rule.pattern.search(query)
         if m:
             target = m.group(rule.target_group) if rule.target_group else ""

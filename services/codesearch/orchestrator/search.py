@@ -19,7 +19,7 @@ from functools import partial
 
 import grpc
 
-from codesearch.common.errors import check_limit, check_query, not_found
+from codesearch.common.errors import ServiceError, check_limit, check_query, not_found
 from codesearch.common.labels import label
 from codesearch.common.metrics import cache_lookups, leg_degraded, leg_duration, search_duration
 from codesearch.common.telemetry import tracer
@@ -111,6 +111,7 @@ class SearchPipeline:
             )
             plan = replace(plan, strategy=search_pb2.STRATEGY_RRF_AFTER_DIRECT)
             answer = await fanout.fan_out(self.legs, plan.legs, repos)
+        refuse_outage(answer.reports)  # issue 20: an outage must not read as "nothing found"
         stage_ms["fan_out"] = (time.perf_counter() - t) * 1000
 
         if plan.strategy == search_pb2.STRATEGY_RRF:
@@ -239,3 +240,24 @@ def _record_metrics(resp: search_pb2.SearchResponse) -> None:
             leg_duration.record(leg.latency_ms, attrs)
         if leg.status == common_pb2.LEG_STATUS_DEGRADED:
             leg_degraded.add(1, {"leg": leg_name(leg.leg)})
+
+
+# --- outages (issue 20) ---------------------------------------------------------------------------------------
+def refuse_outage(reports: list[common_pb2.LegReport]) -> None:
+    """Fails the search when every leg asked failed: RESOURCE_EXHAUSTED when each refused for load,
+    DEADLINE_EXCEEDED when each ran out of time, else UNAVAILABLE; the message lists every leg's report."""
+    asked = [r for r in reports if r.status != common_pb2.LEG_STATUS_SKIPPED]
+    # A sharded leg with some shards down still answered for the others (fanout.py says "shard ... failed").
+    failed = [
+        r for r in asked if r.status == common_pb2.LEG_STATUS_DEGRADED and not r.reason.startswith("shard ")
+    ]
+    if not asked or len(failed) < len(asked):
+        return
+    if all(r.reason.startswith(grpc.StatusCode.RESOURCE_EXHAUSTED.name) for r in asked):
+        code = grpc.StatusCode.RESOURCE_EXHAUSTED
+    elif all(r.reason.startswith("timed out") for r in asked):
+        code = grpc.StatusCode.DEADLINE_EXCEEDED
+    else:
+        code = grpc.StatusCode.UNAVAILABLE
+    legs = "; ".join(f"{leg_name(r.leg)}: {r.reason}" for r in asked)
+    raise ServiceError(code, f"every leg asked failed ({legs})")

@@ -9,12 +9,16 @@ from pathlib import Path
 import grpc
 
 from codesearch import __version__
-from codesearch.common.errors import check_repo_name
+from codesearch.common.admission import Gate
+from codesearch.common.errors import ServiceError, check_repo_name, invalid, not_found
+from codesearch.common.filters import file_filter
 from codesearch.common.grpc_util import rpc, rpc_stream
 from codesearch.common.lifecycle import on_shutdown
 from codesearch.config import Settings
+from codesearch.orchestrator.admission import is_expensive
 from codesearch.orchestrator.indexer import Indexer
 from codesearch.orchestrator.legs import LegClients
+from codesearch.orchestrator.orphans import clean_in_background
 from codesearch.orchestrator.refs import select, stamp_commits
 from codesearch.orchestrator.registry import Registry, RepoRecord
 from codesearch.orchestrator.search import SearchPipeline
@@ -42,6 +46,8 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
         self.indexer = Indexer(settings, legs, self.registry)
         self.pipeline = SearchPipeline(legs, self.registry)
         self.watchers = Watchers()
+        self.gate = Gate("search")
+        self.orphan_cleanup: asyncio.Task[object] | None = None
 
     @rpc_stream
     async def IndexRepository(
@@ -77,10 +83,12 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
     async def Search(
         self, request: search_pb2.SearchRequest, context: grpc.aio.ServicerContext
     ) -> search_pb2.SearchResponse:
+        _check_enums(request)
         records = self.registry.load()
         if request.repositories or request.refs:
             request = _with_repositories(request, select(records, request.repositories, request.refs))
-        response = await self.pipeline.search(request, context.time_remaining())
+        async with self.gate.admit(is_expensive(request)):
+            response = await self.pipeline.search(request, context.time_remaining())
         stamp_commits(records, response.hits)
         return response
 
@@ -135,8 +143,13 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
         errors = [r for r in results if isinstance(r, BaseException)]
         existed = self.registry.remove(name)
         if errors:
-            raise errors[0]
-        return search_pb2.DeleteRepositoryResponse(deleted=existed)
+            e = errors[0]
+            if isinstance(e, grpc.aio.AioRpcError):  # the leg's own status, not UNKNOWN with a traceback
+                raise ServiceError(e.code(), f"deleting {name!r}: {e.details()}") from None
+            raise e
+        if not existed and not any(getattr(r, "deleted", False) for r in results):
+            raise not_found(f"repository {name!r} is not indexed")
+        return search_pb2.DeleteRepositoryResponse(deleted=True)
 
     @rpc
     async def GetStatus(
@@ -189,6 +202,16 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
         return search_pb2.ServiceStatus(available=True, detail="tree-sitter graph"), list(s.repositories)
 
 
+def _check_enums(request: search_pb2.SearchRequest) -> None:
+    """proto3 enums are open: an unknown number arrives as is and would be ignored silently. The filters are
+    checked here too, so a bad one is INVALID_ARGUMENT even when no leg that applies them is asked."""
+    file_filter(request.languages, request.path_glob)
+    if request.preset not in search_pb2.Preset.values():
+        raise invalid(f"unknown preset {request.preset}")
+    if request.rerank not in search_pb2.RerankPolicy.values():
+        raise invalid(f"unknown rerank policy {request.rerank}")
+
+
 def _fill_pending(
     repositories: Iterable[search_pb2.Repository], vector_stats: list[common_pb2.LegIndexStats]
 ) -> None:
@@ -233,4 +256,5 @@ def register(server: grpc.aio.Server, settings: Settings, local_legs: set[str]) 
 
     on_shutdown(server, stop_watching)
     servicer.resume_watching()
+    servicer.orphan_cleanup = clean_in_background(servicer.legs, servicer.registry, local_legs)  # issue 20
     return [SERVICE_NAME]

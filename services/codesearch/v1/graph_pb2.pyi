@@ -99,18 +99,22 @@ class UpdateGraphIndexResponse(_message.Message):
     def __init__(self, result: _Optional[_Union[_common_pb2.IndexUpdateResult, _Mapping]] = ..., files_with_errors: _Optional[int] = ...) -> None: ...
 
 class FindDefinitionsRequest(_message.Message):
-    __slots__ = ("repositories", "name", "kind", "language", "limit")
+    __slots__ = ("repositories", "name", "kind", "language", "limit", "languages", "path_glob")
     REPOSITORIES_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     LANGUAGE_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    LANGUAGES_FIELD_NUMBER: _ClassVar[int]
+    PATH_GLOB_FIELD_NUMBER: _ClassVar[int]
     repositories: _containers.RepeatedScalarFieldContainer[str]
     name: str
     kind: SymbolKind
     language: str
     limit: int
-    def __init__(self, repositories: _Optional[_Iterable[str]] = ..., name: _Optional[str] = ..., kind: _Optional[_Union[SymbolKind, str]] = ..., language: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+    languages: _containers.RepeatedScalarFieldContainer[str]
+    path_glob: str
+    def __init__(self, repositories: _Optional[_Iterable[str]] = ..., name: _Optional[str] = ..., kind: _Optional[_Union[SymbolKind, str]] = ..., language: _Optional[str] = ..., limit: _Optional[int] = ..., languages: _Optional[_Iterable[str]] = ..., path_glob: _Optional[str] = ...) -> None: ...
 
 class FindDefinitionsResponse(_message.Message):
     __slots__ = ("symbols", "resolution")
@@ -121,14 +125,18 @@ class FindDefinitionsResponse(_message.Message):
     def __init__(self, symbols: _Optional[_Iterable[_Union[Symbol, _Mapping]]] = ..., resolution: _Optional[_Union[Resolution, str]] = ...) -> None: ...
 
 class FindReferencesRequest(_message.Message):
-    __slots__ = ("repositories", "name", "limit")
+    __slots__ = ("repositories", "name", "limit", "languages", "path_glob")
     REPOSITORIES_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    LANGUAGES_FIELD_NUMBER: _ClassVar[int]
+    PATH_GLOB_FIELD_NUMBER: _ClassVar[int]
     repositories: _containers.RepeatedScalarFieldContainer[str]
     name: str
     limit: int
-    def __init__(self, repositories: _Optional[_Iterable[str]] = ..., name: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+    languages: _containers.RepeatedScalarFieldContainer[str]
+    path_glob: str
+    def __init__(self, repositories: _Optional[_Iterable[str]] = ..., name: _Optional[str] = ..., limit: _Optional[int] = ..., languages: _Optional[_Iterable[str]] = ..., path_glob: _Optional[str] = ...) -> None: ...
 
 class FindReferencesResponse(_message.Message):
     __slots__ = ("references", "resolution", "targets")
@@ -141,14 +149,18 @@ class FindReferencesResponse(_message.Message):
     def __init__(self, references: _Optional[_Iterable[_Union[Reference, _Mapping]]] = ..., resolution: _Optional[_Union[Resolution, str]] = ..., targets: _Optional[_Iterable[_Union[Symbol, _Mapping]]] = ...) -> None: ...
 
 class FindCalleesRequest(_message.Message):
-    __slots__ = ("repositories", "name", "limit")
+    __slots__ = ("repositories", "name", "limit", "languages", "path_glob")
     REPOSITORIES_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    LANGUAGES_FIELD_NUMBER: _ClassVar[int]
+    PATH_GLOB_FIELD_NUMBER: _ClassVar[int]
     repositories: _containers.RepeatedScalarFieldContainer[str]
     name: str
     limit: int
-    def __init__(self, repositories: _Optional[_Iterable[str]] = ..., name: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+    languages: _containers.RepeatedScalarFieldContainer[str]
+    path_glob: str
+    def __init__(self, repositories: _Optional[_Iterable[str]] = ..., name: _Optional[str] = ..., limit: _Optional[int] = ..., languages: _Optional[_Iterable[str]] = ..., path_glob: _Optional[str] = ...) -> None: ...
 
 class FindCalleesResponse(_message.Message):
     __slots__ = ("callees", "resolution", "calls")
@@ -161,16 +173,20 @@ class FindCalleesResponse(_message.Message):
     def __init__(self, callees: _Optional[_Iterable[_Union[Symbol, _Mapping]]] = ..., resolution: _Optional[_Union[Resolution, str]] = ..., calls: _Optional[_Iterable[_Union[Reference, _Mapping]]] = ...) -> None: ...
 
 class ImpactRequest(_message.Message):
-    __slots__ = ("repositories", "target", "max_depth", "limit")
+    __slots__ = ("repositories", "target", "max_depth", "limit", "languages", "path_glob")
     REPOSITORIES_FIELD_NUMBER: _ClassVar[int]
     TARGET_FIELD_NUMBER: _ClassVar[int]
     MAX_DEPTH_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    LANGUAGES_FIELD_NUMBER: _ClassVar[int]
+    PATH_GLOB_FIELD_NUMBER: _ClassVar[int]
     repositories: _containers.RepeatedScalarFieldContainer[str]
     target: str
     max_depth: int
     limit: int
-    def __init__(self, repositories: _Optional[_Iterable[str]] = ..., target: _Optional[str] = ..., max_depth: _Optional[int] = ..., limit: _Optional[int] = ...) -> None: ...
+    languages: _containers.RepeatedScalarFieldContainer[str]
+    path_glob: str
+    def __init__(self, repositories: _Optional[_Iterable[str]] = ..., target: _Optional[str] = ..., max_depth: _Optional[int] = ..., limit: _Optional[int] = ..., languages: _Optional[_Iterable[str]] = ..., path_glob: _Optional[str] = ...) -> None: ...
 
 class ImpactItem(_message.Message):
     __slots__ = ("location", "distance", "via", "symbol")

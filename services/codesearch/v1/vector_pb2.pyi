@@ -22,18 +22,20 @@ class UpdateVectorIndexResponse(_message.Message):
     def __init__(self, result: _Optional[_Union[_common_pb2.IndexUpdateResult, _Mapping]] = ..., pending: _Optional[int] = ...) -> None: ...
 
 class VectorSearchRequest(_message.Message):
-    __slots__ = ("repositories", "text", "vector", "limit", "languages")
+    __slots__ = ("repositories", "text", "vector", "limit", "languages", "path_glob")
     REPOSITORIES_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     VECTOR_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     LANGUAGES_FIELD_NUMBER: _ClassVar[int]
+    PATH_GLOB_FIELD_NUMBER: _ClassVar[int]
     repositories: _containers.RepeatedScalarFieldContainer[str]
     text: str
     vector: _containers.RepeatedScalarFieldContainer[float]
     limit: int
     languages: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, repositories: _Optional[_Iterable[str]] = ..., text: _Optional[str] = ..., vector: _Optional[_Iterable[float]] = ..., limit: _Optional[int] = ..., languages: _Optional[_Iterable[str]] = ...) -> None: ...
+    path_glob: str
+    def __init__(self, repositories: _Optional[_Iterable[str]] = ..., text: _Optional[str] = ..., vector: _Optional[_Iterable[float]] = ..., limit: _Optional[int] = ..., languages: _Optional[_Iterable[str]] = ..., path_glob: _Optional[str] = ...) -> None: ...
 
 class VectorSearchResponse(_message.Message):
     __slots__ = ("hits", "partial", "embedded", "total")

@@ -25,6 +25,7 @@ from codesearch.common.errors import (
     not_found,
     unavailable,
 )
+from codesearch.common.filters import OVERSAMPLE, file_filter
 from codesearch.common.grpc_util import rpc
 from codesearch.common.index_update import IndexBatch, WriteLocks, apply_update_stream, update_result
 from codesearch.common.lifecycle import on_shutdown
@@ -245,6 +246,7 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
             raise invalid("give either text or vector, not both")
         if not request.vector:
             check_query(request.text, MAX_QUERY_CHARS, "text")
+        flt = file_filter(request.languages, request.path_glob)
         repos = self._select(list(request.repositories))
         emb = await self._model()
         if request.vector:
@@ -260,11 +262,13 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         else:
             q = await asyncio.to_thread(self._encode_query_first, emb, request.text)
         langs = {lang.lower() for lang in request.languages} or None
+        fetch = request.limit * OVERSAMPLE if request.path_glob else request.limit
 
         def search_all() -> list[tuple[str, object]]:
             found: list[tuple[str, object]] = []
             for r in repos:
-                found += [(r.repository, f) for f in r.search(q, request.limit, langs)]
+                hits = r.search(q, fetch, langs)
+                found += [(r.repository, f) for f in hits if flt.allows(f.meta.path, f.meta.language)]
             return found
 
         found = await asyncio.to_thread(search_all)
