@@ -14,11 +14,13 @@ WORDS = ["def", "parse", "Parser", "cache", "CACHE", "self", "raise", "KeyError"
 PATHS = [f"pkg/m{i}.py" for i in range(8)]
 PATTERNS = [("cache", False), ("parse", False), ("KeyError", False), ("naïve", False), (r"def \w+", True)]
 
-contents = st.lists(
-    st.lists(st.sampled_from(WORDS), max_size=8).map(" ".join), min_size=0, max_size=6
-).map(lambda lines: "\n".join(lines).encode())
+contents = st.lists(st.lists(st.sampled_from(WORDS), max_size=8).map(" ".join), min_size=0, max_size=6).map(
+    lambda lines: "\n".join(lines).encode()
+)
 # One round: files written (path -> new content, new or existing) and paths deleted.
-rounds = st.tuples(st.dictionaries(st.sampled_from(PATHS), contents, max_size=3), st.sets(st.sampled_from(PATHS)))
+rounds = st.tuples(
+    st.dictionaries(st.sampled_from(PATHS), contents, max_size=3), st.sets(st.sampled_from(PATHS))
+)
 
 
 def answers(index: TrigramIndex) -> dict[tuple[str, bool, bool], set[tuple[str, int, str]]]:
@@ -32,7 +34,9 @@ def answers(index: TrigramIndex) -> dict[tuple[str, bool, bool], set[tuple[str, 
 
 
 @settings(max_examples=40, deadline=None)
-@given(initial=st.dictionaries(st.sampled_from(PATHS), contents), edits=st.lists(rounds, min_size=1, max_size=6))
+@given(
+    initial=st.dictionaries(st.sampled_from(PATHS), contents), edits=st.lists(rounds, min_size=1, max_size=6)
+)
 def test_incremental_equals_scratch(
     initial: dict[str, bytes], edits: list[tuple[dict[str, bytes], set[str]]]
 ) -> None:
