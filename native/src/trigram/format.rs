@@ -356,7 +356,7 @@ pub fn decode_ids(bytes: &[u8], count: usize, num_files: usize) -> Result<Vec<u3
     Ok(ids)
 }
 
-/// `decode_ids` appending to `ids` (cleared first), so a caller decoding many lists reuses one buffer.
+/// `decode_ids` into `ids` (cleared first), so a caller decoding many lists reuses one buffer.
 pub fn decode_ids_into(
     bytes: &[u8],
     count: usize,
