@@ -145,7 +145,12 @@ impl TrigramIndex {
         self.content.len() as u64
     }
 
-    fn entry(&self, i: usize) -> TableEntry {
+    pub fn num_trigrams(&self) -> usize {
+        self.num_trigrams
+    }
+
+    /// The `i`-th table entry (table order is trigram order); `i < num_trigrams()`.
+    pub fn entry(&self, i: usize) -> TableEntry {
         let at = self.table_at + i * TABLE_ENTRY_LEN;
         let start = u64_at(&self.postings, at + 8) as usize;
         let end = if i + 1 < self.num_trigrams {
@@ -186,8 +191,12 @@ impl TrigramIndex {
         let Some(e) = self.lookup(t) else {
             return Ok(Vec::new());
         };
-        let bytes = &self.postings[self.postings_at + e.start..self.postings_at + e.end];
-        decode_ids(bytes, e.count as usize, self.num_files)
+        decode_ids(self.posting_bytes(&e), e.count as usize, self.num_files)
+    }
+
+    /// The encoded posting list of a table entry.
+    pub fn posting_bytes(&self, e: &TableEntry) -> &[u8] {
+        &self.postings[self.postings_at + e.start..self.postings_at + e.end]
     }
 }
 
@@ -343,6 +352,18 @@ pub fn put_varint(out: &mut Vec<u8>, mut v: u32) {
 /// Decodes `count` delta-encoded ids; every id must be ascending and below `num_files`.
 pub fn decode_ids(bytes: &[u8], count: usize, num_files: usize) -> Result<Vec<u32>> {
     let mut ids = Vec::with_capacity(count);
+    decode_ids_into(bytes, count, num_files, &mut ids)?;
+    Ok(ids)
+}
+
+/// `decode_ids` into `ids` (cleared first), so a caller decoding many lists reuses one buffer.
+pub fn decode_ids_into(
+    bytes: &[u8],
+    count: usize,
+    num_files: usize,
+    ids: &mut Vec<u32>,
+) -> Result<()> {
+    ids.clear();
     let (mut pos, mut prev) = (0usize, 0u64);
     for i in 0..count {
         let mut delta = 0u64;
@@ -371,7 +392,7 @@ pub fn decode_ids(bytes: &[u8], count: usize, num_files: usize) -> Result<Vec<u3
     if pos != bytes.len() {
         return corrupt("posting list length mismatch");
     }
-    Ok(ids)
+    Ok(())
 }
 
 /// A file to store: its path, bytes and line count.
