@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,7 +11,8 @@ from codesearch.common.aio_thread import Registrar, ThreadedServer
 from codesearch.config import Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_EVAL = REPO_ROOT.parent / "shared" / "eval"
+# CODESEARCH_SHARED_EVAL points a worktree outside the checkout at the shared eval sets.
+SHARED_EVAL = Path(os.environ.get("CODESEARCH_SHARED_EVAL") or REPO_ROOT.parent / "shared" / "eval")
 
 
 @pytest.fixture
