@@ -203,7 +203,7 @@ def _run_server(
             if args.dump_legs:
                 stderr_log("dumping every leg's list per query")
                 dumped = dump_legs(
-                    stub, pset.queries, has_vector, args.concurrency, _progress("legs", len(pset.queries))
+                    channel, pset.queries, has_vector, args.concurrency, _progress("legs", len(pset.queries))
                 )
                 write_jsonl(out_dir / "legs.jsonl", dumped)
         except IndexFailed as e:

@@ -27,7 +27,16 @@ from google.protobuf.json_format import MessageToDict
 from codesearch.eval.harness import MODES, SEARCH_TIMEOUT_S
 from codesearch.eval.polyglot import PolyglotSet, PolyQuery
 from codesearch.orchestrator.query_terms import query_names
-from codesearch.v1 import search_pb2, search_pb2_grpc
+from codesearch.v1 import (
+    graph_pb2,
+    graph_pb2_grpc,
+    keyword_pb2,
+    keyword_pb2_grpc,
+    search_pb2,
+    search_pb2_grpc,
+    vector_pb2,
+    vector_pb2_grpc,
+)
 
 INDEX_TIMEOUT_S = 1800.0  # one repository of the set; the largest (abseil-cpp) takes well under a minute
 EMBED_WAIT_S = 7200.0  # the vector leg at ~23 chunks/s needs about an hour for the whole set
@@ -166,31 +175,49 @@ def run_mode(
     return _each(one, queries, concurrency, progress)
 
 
-def _hits(resp: search_pb2.SearchResponse | None) -> list[dict[str, Any]]:
-    if resp is None:
-        return []
-    return [MessageToDict(h, preserving_proto_field_name=True) for h in resp.hits]
+def _dicts(hits: Iterable[Any]) -> list[dict[str, Any]]:
+    return [MessageToDict(h, preserving_proto_field_name=True) for h in hits]
 
 
 def dump_legs(
-    stub: search_pb2_grpc.SearchServiceStub,
+    channel: grpc.Channel,
     queries: Sequence[PolyQuery],
     with_vector: bool,
     concurrency: int = 1,
     progress: Callable[[int], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Per query: {"query_id", "repo", "query", "legs": {"keyword": [hit...], "vector": [...],
-    "definition": {name: [hit...]}, "callers": {name: [hit...]}}}; hits as the leg returned them."""
+    """Per query: {"query_id", "repo", "query", "legs": {"keyword": [hit...], "vector": [hit...],
+    "definition": {name: [symbol...]}, "callers": {name: [reference...]}}}, each leg's own RPC answer (asked on
+    the same server, which hosts every service), before any fusion, boost or per-file cut."""
+    keyword = keyword_pb2_grpc.KeywordServiceStub(channel)
+    vector = vector_pb2_grpc.VectorServiceStub(channel)
+    graph = graph_pb2_grpc.GraphServiceStub(channel)
+    t = SEARCH_TIMEOUT_S
 
     def one(q: PolyQuery) -> dict[str, Any]:
-        legs: dict[str, Any] = {"keyword": _hits(_search(stub, q, "keyword", LEG_DUMP_DEPTH)[0])}
+        repos = [q.repo]
+        kw = keyword.KeywordSearch(
+            keyword_pb2.KeywordSearchRequest(repositories=repos, query=q.text, limit=LEG_DUMP_DEPTH),
+            timeout=t,
+        )
+        legs: dict[str, Any] = {"keyword": _dicts(kw.hits), "definition": {}, "callers": {}}
         if with_vector:
-            legs["vector"] = _hits(_search(stub, q, "semantic", LEG_DUMP_DEPTH)[0])
-        legs["definition"] = {}
-        legs["callers"] = {}
+            vec = vector.VectorSearch(
+                vector_pb2.VectorSearchRequest(repositories=repos, text=q.text, limit=LEG_DUMP_DEPTH),
+                timeout=t,
+            )
+            legs["vector"] = _dicts(vec.hits)
         for name in query_names(q.text):
-            legs["definition"][name] = _hits(_search(stub, q, "definition", LEG_DUMP_DEPTH, name)[0])
-            legs["callers"][name] = _hits(_search(stub, q, "callers", LEG_DUMP_DEPTH, name)[0])
+            defs = graph.FindDefinitions(
+                graph_pb2.FindDefinitionsRequest(repositories=repos, name=name, limit=LEG_DUMP_DEPTH),
+                timeout=t,
+            )
+            refs = graph.FindReferences(
+                graph_pb2.FindReferencesRequest(repositories=repos, name=name, limit=LEG_DUMP_DEPTH),
+                timeout=t,
+            )
+            legs["definition"][name] = _dicts(defs.symbols)
+            legs["callers"][name] = _dicts(refs.references)
         return {"query_id": q.qid, "repo": q.repo, "query": q.text, "legs": legs}
 
     return _each(one, queries, concurrency, progress)

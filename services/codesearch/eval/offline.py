@@ -1,0 +1,238 @@
+"""Re-score ranking variants offline over a leg dump (legs.jsonl from `codesearch eval --polyglot --dump-legs`).
+
+The same fusion (orchestrator/fusion.py, the native RRF) and the same signals (orchestrator/signals.py) as the
+server, fed with each leg's recorded answer, so a variant of weights or boosts is scored over the 417 queries in
+seconds without asking the server again:
+
+  python -m codesearch.eval.offline legs.jsonl --polyglot ../shared/eval/polyglot [--variants NAME ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from google.protobuf.json_format import ParseDict
+
+from codesearch.eval.polyglot import CATEGORIES, PolyglotSet, load_set, summarize
+from codesearch.orchestrator import fusion, signals
+from codesearch.orchestrator.signals import TEST_WORDS, Candidate, Params
+from codesearch.v1 import common_pb2, graph_pb2
+
+DEFINITION_HEAD_LINES = 30  # a definition leg hit stands for the head of the definition, about one chunk
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One ranking recipe: leg weights (0 drops a leg), the RRF k, and the signals' constants (None: none)."""
+
+    name: str
+    weights: Mapping[str, float] = field(default_factory=lambda: {"keyword": 1.0})
+    k: float = 60.0
+    params: Params | None = signals.SHIPPED
+    depth: int = 50
+    rrf_scores: bool = True  # one list too is scored 1/(k + rank), as the signals' units were fitted
+
+
+def _hit(d: Mapping[str, Any]) -> common_pb2.Hit:
+    return ParseDict(d, common_pb2.Hit(), ignore_unknown_fields=True)
+
+
+def _definition_hit(d: Mapping[str, Any], leg: int, rank: int) -> common_pb2.Hit:
+    s = ParseDict(d, graph_pb2.Symbol(), ignore_unknown_fields=True)
+    loc = common_pb2.Location()
+    loc.CopyFrom(s.location)
+    loc.end_line = min(loc.end_line, loc.start_line + DEFINITION_HEAD_LINES - 1)
+    score = 1.0 / (1 + rank)
+    return common_pb2.Hit(
+        location=loc,
+        snippet=s.signature,
+        score=score,
+        leg_scores=[common_pb2.LegScore(leg=leg, rank=rank, score=score)],  # type: ignore[arg-type]
+        found_by=[leg],  # type: ignore[list-item]
+        symbol=s.qualified_name,
+    )
+
+
+def _reference_hit(d: Mapping[str, Any], rank: int) -> common_pb2.Hit:
+    r = ParseDict(d, graph_pb2.Reference(), ignore_unknown_fields=True)
+    score = 1.0 / (1 + rank)
+    return common_pb2.Hit(
+        location=r.location,
+        snippet=r.snippet,
+        score=score,
+        leg_scores=[common_pb2.LegScore(leg=common_pb2.LEG_REFERENCES, rank=rank, score=score)],
+        found_by=[common_pb2.LEG_REFERENCES],
+        symbol=r.caller,
+    )
+
+
+@dataclass
+class QueryLegs:
+    """One query's recorded leg answers, as protos."""
+
+    qid: str
+    query: str
+    keyword: list[common_pb2.Hit]
+    vector: list[common_pb2.Hit]
+    definitions: list[common_pb2.Hit]
+    references: list[common_pb2.Hit]
+
+
+def load_legs(path: str | Path) -> list[QueryLegs]:
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            rec = json.loads(line)
+            legs = rec["legs"]
+            defs = [d for hits in legs.get("definition", {}).values() for d in hits]
+            refs = [r for hits in legs.get("callers", {}).values() for r in hits]
+            out.append(
+                QueryLegs(
+                    qid=rec["query_id"],
+                    query=rec["query"],
+                    keyword=[_hit(h) for h in legs.get("keyword", [])],
+                    vector=[_hit(h) for h in legs.get("vector", [])],
+                    definitions=[
+                        _definition_hit(d, common_pb2.LEG_DEFINITION, i) for i, d in enumerate(defs)
+                    ],
+                    references=[_reference_hit(r, i) for i, r in enumerate(refs)],
+                )
+            )
+    return out
+
+
+def candidates(fused: Sequence[fusion.FusedHit]) -> list[Candidate]:
+    return [
+        Candidate(
+            path=f.hit.location.path,
+            start_line=f.hit.location.start_line,
+            end_line=f.hit.location.end_line,
+            symbol=f.hit.symbol,
+            snippet=f.hit.snippet,
+            score=f.score,
+            boosts=[],
+        )
+        for f in fused
+    ]
+
+
+def rank_one(q: QueryLegs, v: Variant) -> list[Candidate]:
+    available = {
+        "keyword": (common_pb2.LEG_KEYWORD, q.keyword),
+        "vector": (common_pb2.LEG_VECTOR, q.vector),
+        "definition": (common_pb2.LEG_DEFINITION, q.definitions),
+        "references": (common_pb2.LEG_REFERENCES, q.references),
+    }
+    lists = [
+        (available[name][0], w, available[name][1][: v.depth])
+        for name, w in sorted(v.weights.items(), key=lambda kv: -kv[1])
+        if w > 0 and available[name][1]
+    ]
+    if not lists:
+        return []
+    if v.rrf_scores and len(lists) == 1:
+        lists.append((common_pb2.LEG_VECTOR, 0.0, []))  # an empty second list: fuse() then gives RRF scores
+    cands = candidates(fusion.fuse(lists, v.k))
+    if v.params is None:
+        return cands
+    definitions = [h.location for h in q.definitions]
+    return signals.rank(cands, q.query, definitions, bool(TEST_WORDS.search(q.query)), v.params)
+
+
+def run_variant(qs: Sequence[QueryLegs], v: Variant, limit: int = 10) -> dict[str, dict[str, Any]]:
+    out = {}
+    for q in qs:
+        ranked = rank_one(q, v)[:limit]
+        out[q.qid] = {
+            "results": [{"path": c.path, "start_line": c.start_line, "end_line": c.end_line} for c in ranked]
+        }
+    return out
+
+
+def score_variants(
+    pset: PolyglotSet, qs: Sequence[QueryLegs], variants: Sequence[Variant]
+) -> dict[str, dict[str, dict[str, Any]]]:
+    return {v.name: summarize(pset, run_variant(qs, v)) for v in variants}
+
+
+ROWS = (
+    "split:fit",
+    *(f"split:fit/{c}" for c in CATEGORIES),
+    "split:held-out",
+    *(f"split:held-out/{c}" for c in CATEGORIES),
+    "ALL",
+)
+
+
+def format_scores(scores: Mapping[str, Mapping[str, Mapping[str, Any]]], metric: str = "ndcg10") -> str:
+    names = list(scores)
+    width = max(10, *(len(n) + 2 for n in names))
+    lines = [f"{'NDCG@10':<24}" + "".join(f"{n:>{width}}" for n in names)]
+    for row in ROWS:
+        cells = "".join(f"{(scores[n].get(row) or {}).get(metric) or 0:>{width}.3f}" for n in names)
+        lines.append(f"{row.removeprefix('split:'):<24}{cells}")
+    return "\n".join(lines)
+
+
+def ablations(base: Variant) -> list[Variant]:
+    """The base recipe, then one signal removed at a time."""
+    assert base.params is not None
+    p = base.params
+    off: list[tuple[str, Callable[[Params], Params]]] = [
+        ("-definition", lambda x: dataclasses.replace(x, definition_boost=0.0)),
+        ("-path_words", lambda x: dataclasses.replace(x, stem_boost=0.0)),
+        ("-coherence", lambda x: dataclasses.replace(x, coherence=0.0)),
+        (
+            "-penalties",
+            lambda x: dataclasses.replace(
+                x,
+                test_penalty=1.0,
+                compat_penalty=1.0,
+                example_penalty=1.0,
+                reexport_penalty=1.0,
+                typedef_penalty=1.0,
+            ),
+        ),
+        ("-saturation", lambda x: dataclasses.replace(x, saturation_decay=1.0)),
+    ]
+    return [base] + [dataclasses.replace(base, name=name, params=fn(p)) for name, fn in off]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("legs", help="legs.jsonl from codesearch eval --polyglot --dump-legs")
+    ap.add_argument("--polyglot", required=True, help="the polyglot folder")
+    ap.add_argument(
+        "--ablate", action="store_true", help="remove one signal at a time from the shipped recipe"
+    )
+    args = ap.parse_args(argv)
+    pset = load_set(args.polyglot)
+    qs = load_legs(args.legs)
+    variants = [
+        Variant("bm25", params=None),
+        Variant("bm25+signals"),
+        Variant("bm25+defs", weights={"keyword": 1.0, "definition": 1.0}),
+    ]
+    if any(q.vector for q in qs):
+        variants += [
+            Variant("vector", weights={"vector": 1.0}, params=None),
+            Variant("rrf", weights={"keyword": 1.0, "vector": 1.0}, params=None),
+            Variant("rrf+signals", weights={"keyword": 1.0, "vector": 1.0}),
+        ]
+    if args.ablate:
+        variants = ablations(variants[-1])
+    print(format_scores(score_variants(pset, qs, variants)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,245 @@
+"""Ranking signals applied to the fused list: what makes a candidate the answer beyond the legs' own scores.
+
+Each signal reads only the query and the candidates (location, symbol, snippet, fused score) plus the
+definitions the graph leg found for the names the query holds, so the same code runs in the server and offline
+over dumped leg lists (eval/offline.py). Additive boosts are in units of the list's best fused score, so they
+mean the same whatever the fusion's scale; penalties multiply.
+
+Constants were chosen on the polyglot set's FIT repositories only (eval/polyglot.py FIT_REPOS), keyword +
+graph legs, NDCG@10 macro; the figures beside them are fit-half measurements (held-out in notes/15.md).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from codesearch.orchestrator.query_terms import (
+    content_words,
+    is_symbol_query,
+    last_segment,
+    query_names,
+    split_identifier,
+)
+from codesearch.v1 import common_pb2
+
+
+@dataclass(frozen=True)
+class Params:
+    """Every ranking constant, named; defaults are the shipped values (reasons and measurements below)."""
+
+    definition_boost: float = 3.0
+    definition_stem_factor: float = 1.5
+    embedded_scale: float = 0.5
+    stem_boost: float = 1.0
+    stem_min_ratio: float = 0.10
+    coherence: float = 0.2
+    test_penalty: float = 0.3
+    compat_penalty: float = 0.3
+    example_penalty: float = 0.3
+    reexport_penalty: float = 0.5
+    typedef_penalty: float = 0.7
+    saturation_decay: float = 0.5
+    saturation_free: int = 1
+
+
+SHIPPED = Params()
+
+# Test files: a _test/_spec suffix in any language; a test_ prefix only where the runner uses it (bats-core's
+# lib/test_functions.bash is the library itself: fit NDCG@10 0.808 -> 0.836 once it stopped counting as a test).
+TEST_FILE = re.compile(
+    r"(?:^|/)(?:test_[^/]*\.(?:py|c|cpp|dart|lua)|[^/]*_(?:test|spec)\.\w+"
+    r"|[^/]*Tests?\.(?:java|kt|swift|cs|php|scala)|[^/]*(?:Spec|Suite)\.(?:kt|swift|scala)"
+    r"|[^/]*\.(?:test|spec)\.[jt]sx?|test_helpers?[^/]*\.\w+)$"
+)
+# A query about tests wants them: no test penalty then.
+TEST_WORDS = re.compile(r"\b(test|tests|testing|pytest|unittest|spec|mock)\b", re.IGNORECASE)
+TEST_DIR = re.compile(r"(?:^|/)(?:tests?|__tests__|spec|testing)(?:/|$)")
+COMPAT_DIR = re.compile(r"(?:^|/)(?:compat|_compat|legacy)(?:/|$)")
+EXAMPLE_DIR = re.compile(r"(?:^|/)(?:_?examples?|docs?_src)(?:/|$)")
+TYPE_DECLARATION = re.compile(r"\.d\.ts$")
+REEXPORT_FILES = frozenset({"__init__.py", "package-info.java", "index.ts", "index.js", "mod.rs"})
+DEFINITION_KEYWORDS = (
+    "class|module|defmodule|def|interface|struct|enum|trait|type|func|function|object|abstract class|data class"
+    "|fn|fun|package|namespace|protocol|record|typedef|impl|extension|val|var|const|let|local function|macro"
+)
+
+
+@functools.lru_cache(maxsize=1024)
+def _defines(name: str) -> re.Pattern[str]:
+    """A line that defines `name` in most languages: a definition keyword, an optional namespace, the name."""
+    ns = r"(?:[A-Za-z_][A-Za-z0-9_]*(?:\.|::))*"
+    return re.compile(
+        rf"(?:^|(?<=\s))(?:{DEFINITION_KEYWORDS})\s+{ns}{re.escape(name)}(?:\s|[<({{:\[;=]|$)", re.MULTILINE
+    )
+
+
+def _stem(path: str) -> str:
+    return PurePosixPath(path).stem.lower()
+
+
+def _stem_matches(stem: str, name: str) -> bool:
+    flat = stem.replace("_", "").replace("-", "")
+    return name in (stem, flat, stem.rstrip("s"), flat.rstrip("s"))
+
+
+def path_penalty(path: str, p: Params = SHIPPED) -> float:
+    factor = 1.0
+    if TEST_FILE.search(path) or TEST_DIR.search(path):
+        factor *= p.test_penalty
+    if PurePosixPath(path).name in REEXPORT_FILES:
+        factor *= p.reexport_penalty
+    if COMPAT_DIR.search(path):
+        factor *= p.compat_penalty
+    if EXAMPLE_DIR.search(path):
+        factor *= p.example_penalty
+    if TYPE_DECLARATION.search(path):
+        factor *= p.typedef_penalty
+    return factor
+
+
+@dataclass
+class Candidate:
+    """What a signal reads of a fused hit, and the score it changes."""
+
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str
+    snippet: str
+    score: float
+    boosts: list[tuple[str, float]]
+
+
+def _overlaps(c: Candidate, loc: common_pb2.Location) -> bool:
+    return c.path == loc.path and c.start_line <= loc.end_line and loc.start_line <= c.end_line
+
+
+def defines_name(c: Candidate, names: Iterable[str], definitions: Sequence[common_pb2.Location]) -> bool:
+    """The candidate holds a definition of one of the names: the graph says so, its chunk is that symbol, or a
+    definition line for it is in the snippet (languages the graph does not parse)."""
+    if any(_overlaps(c, loc) for loc in definitions):
+        return True
+    sym = last_segment(c.symbol) if c.symbol else ""
+    return any(sym == n or _defines(n).search(c.snippet) for n in names)
+
+
+def boost_definitions(
+    cands: list[Candidate], query: str, definitions: Sequence[common_pb2.Location], p: Params = SHIPPED
+) -> None:
+    """Chunks that define a name the query asks about: + definition_boost x best score (x stem factor when the
+    file is named after it); names inside a sentence count embedded_scale as much."""
+    names = query_names(query)
+    if not names or not cands:
+        return
+    unit = max(c.score for c in cands) * p.definition_boost
+    if not is_symbol_query(query):
+        unit *= p.embedded_scale
+    tails = {last_segment(n).lower() for n in names}
+    for c in cands:
+        if defines_name(c, names, definitions):
+            stem = _stem(c.path)
+            amount = unit * (p.definition_stem_factor if any(_stem_matches(stem, t) for t in tails) else 1.0)
+            c.score += amount
+            c.boosts.append(("defines_query_name", amount))
+
+
+def boost_path_words(cands: list[Candidate], query: str, p: Params = SHIPPED) -> None:
+    """Sentence queries: chunks whose file name or folder holds the query's words gain stem_boost x best score x
+    the share of words matched (prefixes of 3+ letters count: 'dependency' ~ 'dependencies')."""
+    if is_symbol_query(query) or not cands:
+        return
+    words = content_words(query)
+    if not words:
+        return
+    unit = max(c.score for c in cands) * p.stem_boost
+    parts_of: dict[str, set[str]] = {}
+    for c in cands:
+        if c.path not in parts_of:
+            path = PurePosixPath(c.path)
+            parts = set(split_identifier(path.stem))
+            if path.parent.name:
+                parts.update(split_identifier(path.parent.name))
+            parts_of[c.path] = parts
+        n = _count_matches(words, parts_of[c.path])
+        ratio = n / len(words)
+        if n and ratio >= p.stem_min_ratio:
+            c.score += unit * ratio
+            c.boosts.append(("path_words", unit * ratio))
+
+
+def _count_matches(words: set[str], parts: set[str]) -> int:
+    exact = words & parts
+    n = len(exact)
+    for w in words - exact:
+        for part in parts:
+            short, long = (w, part) if len(w) <= len(part) else (part, w)
+            if len(short) >= 3 and long.startswith(short):
+                n += 1
+                break
+    return n
+
+
+def boost_file_coherence(cands: list[Candidate], p: Params = SHIPPED) -> None:
+    """A file with several good chunks lifts its best one by coherence x best score x its share of the top
+    file's summed score."""
+    if not cands:
+        return
+    top = max(c.score for c in cands)
+    if top <= 0:
+        return
+    total: dict[str, float] = {}
+    best: dict[str, Candidate] = {}
+    for c in cands:
+        total[c.path] = total.get(c.path, 0.0) + c.score
+        if c.path not in best or c.score > best[c.path].score:
+            best[c.path] = c
+    most = max(total.values())
+    for path, c in best.items():
+        amount = top * p.coherence * total[path] / most
+        c.score += amount
+        c.boosts.append(("file_coherence", amount))
+
+
+def penalise_paths(cands: list[Candidate], query_mentions_tests: bool, p: Params = SHIPPED) -> None:
+    for c in cands:
+        factor = path_penalty(c.path, p)
+        if query_mentions_tests and (TEST_FILE.search(c.path) or TEST_DIR.search(c.path)):
+            factor /= p.test_penalty
+        if factor != 1.0:
+            c.score *= factor
+            c.boosts.append(("path_penalty", factor))
+
+
+def saturate(cands: list[Candidate], p: Params = SHIPPED) -> list[Candidate]:
+    """Diminishing returns per file: each chunk of a file beyond the first saturation_free keeps
+    saturation_decay of the score of the one before it (greedy, best first); returns the re-sorted list."""
+    ranked = sorted(cands, key=lambda c: -c.score)
+    seen: dict[str, int] = {}
+    for c in ranked:
+        n = seen.get(c.path, 0)
+        seen[c.path] = n + 1
+        if n >= p.saturation_free:
+            factor = p.saturation_decay ** (n - p.saturation_free + 1)
+            c.score *= factor
+            c.boosts.append(("file_saturation", factor))
+    return sorted(ranked, key=lambda c: -c.score)
+
+
+def rank(
+    cands: list[Candidate],
+    query: str,
+    definitions: Sequence[common_pb2.Location],
+    query_mentions_tests: bool = False,
+    p: Params = SHIPPED,
+) -> list[Candidate]:
+    """Every signal in order: coherence on the fused scores, then the query's names and words, then penalties
+    and per-file saturation. Returns the candidates best first."""
+    boost_file_coherence(cands, p)
+    boost_definitions(cands, query, definitions, p)
+    boost_path_words(cands, query, p)
+    penalise_paths(cands, query_mentions_tests, p)
+    return saturate(cands, p)
