@@ -6,6 +6,7 @@ import argparse
 import json
 
 from codesearch.cli.client import call, channel
+from codesearch.common.labels import label
 from codesearch.v1 import common_pb2, search_pb2, search_pb2_grpc
 
 MODES = [
@@ -55,7 +56,7 @@ def build_request(args: argparse.Namespace) -> search_pb2.SearchRequest:
 
 
 def _leg(leg: int) -> str:
-    return common_pb2.Leg.Name(leg).removeprefix("LEG_").lower()
+    return label(common_pb2.Leg, leg, "LEG_")
 
 
 def hit_json(h: common_pb2.Hit) -> dict[str, object]:
@@ -76,15 +77,15 @@ def hit_json(h: common_pb2.Hit) -> dict[str, object]:
 def response_json(resp: search_pb2.SearchResponse) -> dict[str, object]:
     return {
         "hits": [hit_json(h) for h in resp.hits],
-        "intent": search_pb2.Intent.Name(resp.intent).removeprefix("INTENT_").lower(),
+        "intent": label(search_pb2.Intent, resp.intent, "INTENT_"),
         "intent_confidence": resp.intent_confidence,
-        "strategy": resp.strategy,
+        "strategy": label(search_pb2.Strategy, resp.strategy, "STRATEGY_"),
         "confidence": resp.confidence,
         "weights": {w.modality: w.weight for w in resp.weights},
         "legs": [
             {
                 "leg": _leg(r.leg),
-                "status": common_pb2.LegStatus.Name(r.status).removeprefix("LEG_STATUS_").lower(),
+                "status": label(common_pb2.LegStatus, r.status, "LEG_STATUS_"),
                 "reason": r.reason,
                 "latency_ms": round(r.latency_ms, 3),
                 "hits": r.hits,
@@ -117,7 +118,7 @@ def print_text(resp: search_pb2.SearchResponse, explain: bool) -> None:
         data = response_json(resp)
         print()
         print(
-            f"intent {data['intent']} ({resp.intent_confidence:.2f}), strategy {resp.strategy}, confidence {resp.confidence:.2f}"
+            f"intent {data['intent']} ({resp.intent_confidence:.2f}), strategy {data['strategy']}, confidence {resp.confidence:.2f}"
         )
         print("weights: " + ", ".join(f"{m} {w:.2f}" for m, w in data["weights"].items()))  # type: ignore[union-attr]
         for leg in data["legs"]:  # type: ignore[union-attr]

@@ -6,15 +6,9 @@ orchestrator, which measures how many of the query's words the top hit holds) ne
 
 from __future__ import annotations
 
-from codesearch import _native
+from codesearch.common.text import words
 
-FOCUS_MIN_WORD_CHARS = 2  # one-letter tokens ("a", "x") match everywhere and say nothing
 LEAD_LINES = 1  # lines shown above the first matching line (usually the def the docstring belongs to)
-
-
-def words(text: str) -> set[str]:
-    """Lower-cased code tokens (identifiers whole and split into parts) of at least two characters."""
-    return {t.lower() for t in _native.code_tokens(text) if len(t) >= FOCUS_MIN_WORD_CHARS}
 
 
 def focus(

@@ -14,6 +14,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from codesearch import __version__
+from codesearch.common.labels import label
 from codesearch.config import MAX_MESSAGE_BYTES
 from codesearch.v1 import common_pb2, search_pb2, search_pb2_grpc
 
@@ -125,7 +126,7 @@ def build_server(address: str) -> MCPServer:
                 limit=limit,
             )
         )
-        intent = search_pb2.Intent.Name(resp.intent).removeprefix("INTENT_").lower()
+        intent = label(search_pb2.Intent, resp.intent, "INTENT_")
         return format_hits(resp, f"results (intent {intent})", not repository)
 
     @server.tool(structured_output=False)

@@ -1,7 +1,8 @@
 """Query cache: a response is reused only for the same request over the same index versions and configuration.
 
 The key holds the normalised query, every request option, each searched repository's index version and a
-fingerprint of the ranking configuration, so a re-index or a config change invalidates entries by itself.
+fingerprint of the ranking configuration (tuning.py), so a re-index or a config change invalidates entries by
+itself.
 """
 
 from __future__ import annotations
@@ -10,9 +11,14 @@ import hashlib
 import json
 from collections import OrderedDict
 
-from codesearch.v1 import search_pb2
+from codesearch.v1 import common_pb2, search_pb2
 
 CACHE_ENTRIES = 1024  # a few MB of responses; covers an agent's repeated lookups within a session
+
+
+def cacheable(response: search_pb2.SearchResponse) -> bool:
+    """Whether an answer is worth repeating: not one given while a leg was degraded (it will be back)."""
+    return not any(r.status == common_pb2.LEG_STATUS_DEGRADED for r in response.legs)
 
 
 def normalise(query: str) -> str:

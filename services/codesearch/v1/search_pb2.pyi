@@ -53,6 +53,15 @@ class RerankPolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     RERANK_POLICY_AUTO: _ClassVar[RerankPolicy]
     RERANK_POLICY_ON: _ClassVar[RerankPolicy]
     RERANK_POLICY_OFF: _ClassVar[RerankPolicy]
+
+class Strategy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    STRATEGY_UNSPECIFIED: _ClassVar[Strategy]
+    STRATEGY_DIRECT: _ClassVar[Strategy]
+    STRATEGY_RRF: _ClassVar[Strategy]
+    STRATEGY_RRF_AFTER_DIRECT: _ClassVar[Strategy]
+    STRATEGY_NAIVE_RRF: _ClassVar[Strategy]
+    STRATEGY_FORCED: _ClassVar[Strategy]
 INDEX_PHASE_UNSPECIFIED: IndexPhase
 INDEX_PHASE_SCANNING: IndexPhase
 INDEX_PHASE_INDEXING: IndexPhase
@@ -84,6 +93,12 @@ RERANK_POLICY_UNSPECIFIED: RerankPolicy
 RERANK_POLICY_AUTO: RerankPolicy
 RERANK_POLICY_ON: RerankPolicy
 RERANK_POLICY_OFF: RerankPolicy
+STRATEGY_UNSPECIFIED: Strategy
+STRATEGY_DIRECT: Strategy
+STRATEGY_RRF: Strategy
+STRATEGY_RRF_AFTER_DIRECT: Strategy
+STRATEGY_NAIVE_RRF: Strategy
+STRATEGY_FORCED: Strategy
 
 class IndexRepositoryRequest(_message.Message):
     __slots__ = ("path", "name", "force_full", "exclude")
@@ -182,7 +197,7 @@ class SearchResponse(_message.Message):
     hits: _containers.RepeatedCompositeFieldContainer[_common_pb2.Hit]
     intent: Intent
     intent_confidence: float
-    strategy: str
+    strategy: Strategy
     weights: _containers.RepeatedCompositeFieldContainer[ModalityWeight]
     legs: _containers.RepeatedCompositeFieldContainer[_common_pb2.LegReport]
     total_latency_ms: float
@@ -190,7 +205,7 @@ class SearchResponse(_message.Message):
     cache_hit: bool
     topk_reason: str
     stage_ms: _containers.ScalarMap[str, float]
-    def __init__(self, hits: _Optional[_Iterable[_Union[_common_pb2.Hit, _Mapping]]] = ..., intent: _Optional[_Union[Intent, str]] = ..., intent_confidence: _Optional[float] = ..., strategy: _Optional[str] = ..., weights: _Optional[_Iterable[_Union[ModalityWeight, _Mapping]]] = ..., legs: _Optional[_Iterable[_Union[_common_pb2.LegReport, _Mapping]]] = ..., total_latency_ms: _Optional[float] = ..., confidence: _Optional[float] = ..., cache_hit: _Optional[bool] = ..., topk_reason: _Optional[str] = ..., stage_ms: _Optional[_Mapping[str, float]] = ...) -> None: ...
+    def __init__(self, hits: _Optional[_Iterable[_Union[_common_pb2.Hit, _Mapping]]] = ..., intent: _Optional[_Union[Intent, str]] = ..., intent_confidence: _Optional[float] = ..., strategy: _Optional[_Union[Strategy, str]] = ..., weights: _Optional[_Iterable[_Union[ModalityWeight, _Mapping]]] = ..., legs: _Optional[_Iterable[_Union[_common_pb2.LegReport, _Mapping]]] = ..., total_latency_ms: _Optional[float] = ..., confidence: _Optional[float] = ..., cache_hit: _Optional[bool] = ..., topk_reason: _Optional[str] = ..., stage_ms: _Optional[_Mapping[str, float]] = ...) -> None: ...
 
 class BuildContextRequest(_message.Message):
     __slots__ = ("query", "repositories", "budget_chars", "options")

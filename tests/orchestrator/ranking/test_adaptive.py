@@ -7,7 +7,7 @@ from pathlib import Path
 
 import grpc
 from codesearch.config import Settings
-from codesearch.orchestrator.adaptive import adapt_weights, decisive, keyword_coverage
+from codesearch.orchestrator.ranking.adaptive import adapt_weights, decisive, keyword_coverage
 from codesearch.server import registrars
 from codesearch.v1 import common_pb2, search_pb2, search_pb2_grpc, vector_pb2, vector_pb2_grpc
 
@@ -85,7 +85,7 @@ def test_a_quoted_docstring_skips_the_vector_leg_and_a_paraphrase_uses_it(
     quoted = stub.Search(
         search_pb2.SearchRequest(query="Split an HTTP header line into its name and value.", no_cache=True)
     )
-    assert quoted.intent == search_pb2.INTENT_UNDERSTAND_CODE and quoted.strategy == "rrf"
+    assert quoted.intent == search_pb2.INTENT_UNDERSTAND_CODE and quoted.strategy == search_pb2.STRATEGY_RRF
     assert quoted.hits[0].symbol == "parse_header"
     report = vector_report(quoted)
     # Skipped when the keyword leg answered first; weighted 0 when the vector leg happened to finish first.

@@ -2,33 +2,23 @@
 
 Legs cut code differently (a chunk, a definition span, a single matching line). Two hits are the same result
 when they are in the same file and their line spans overlap; the first hit seen for a place (legs in order of
-weight) names it. Scores: Σ wᵢ / (k + rankᵢ + 1) in native code, then multiplicative boosts.
+weight) names it. Scores: Σ wᵢ / (k + rankᵢ + 1) in native code; boosts and penalties multiply afterwards.
 """
 
 from __future__ import annotations
 
-import math
-import re
 from dataclasses import dataclass, field
 
 from codesearch import _native
-from codesearch.v1 import common_pb2
+from codesearch.v1 import common_pb2, search_pb2
 
-CENTRALITY_SLOPE = 0.3  # boost = min(1 + 0.3·ln(1 + c), CENTRALITY_CAP): hubs rise, but never dominate
-CENTRALITY_CAP = 1.5
-DEMOTE_GENERATED = 0.5  # generated, vendored, built or minified code is rarely what anyone is looking for
-DEMOTE_TESTS = 0.8  # tests mention everything they test; demote them unless the query is about tests
-# The 2nd hit of a file keeps 85%, the 3rd 72%: diversity without hiding a hot file. Measured on the tune half
-# (auto, MRR@10 concept): 0.7 → 0.923, 0.85 → 0.931, no decay → 0.929.
-PER_FILE_DECAY = 0.85
-MAX_PER_FILE = 3  # beyond this many chunks of one file, the rest add nothing a reader would not open anyway
+# RRF's k per preset: a smaller k gives the top ranks of each leg more say.
+RRF_K = {search_pb2.PRESET_QUICK: 40.0, search_pb2.PRESET_DEFAULT: 40.0, search_pb2.PRESET_THOROUGH: 60.0}
+DEFAULT_RRF_K = 40.0  # a preset missing from RRF_K
+NAIVE_RRF_K = 60.0  # the textbook constant, for the naive baseline
 
-GENERATED_PATH = re.compile(
-    r"(^|/)(vendor|third_party|node_modules|dist|build|target|generated|gen)/|_pb2(_grpc)?\.py$|\.pb\.go$|\.min\.(js|css)$|\.generated\.",
-)
-TEST_PATH = re.compile(
-    r"(^|/)(tests?|__tests__|spec)/|(^|/)test_[^/]*$|_test\.(go|py)$|\.(test|spec)\.[jt]sx?$"
-)
+# One leg's answer as fusion reads it: (leg, weight, hits best first).
+RankedList = tuple[int, float, list[common_pb2.Hit]]
 
 
 @dataclass
@@ -39,6 +29,11 @@ class FusedHit:
     leg_scores: list[common_pb2.LegScore] = field(default_factory=list)
     found_by: list[int] = field(default_factory=list)
     boosts: list[common_pb2.Boost] = field(default_factory=list)
+
+    def scale(self, name: str, factor: float) -> None:
+        """Multiplies the score and records why (the hit's `boosts` explain its place)."""
+        self.score *= factor
+        self.boosts.append(common_pb2.Boost(name=name, factor=factor))
 
 
 class PlaceIndex:
@@ -60,7 +55,11 @@ class PlaceIndex:
         return key
 
 
-def fuse(lists: list[tuple[int, float, list[common_pb2.Hit]]], k: float) -> list[FusedHit]:
+def rrf_k(preset: int, naive: bool) -> float:
+    return NAIVE_RRF_K if naive else RRF_K.get(preset, DEFAULT_RRF_K)
+
+
+def fuse(lists: list[RankedList], k: float) -> list[FusedHit]:
     """lists: (leg, weight, hits best first). Returns fused hits best first, before boosts."""
     places = PlaceIndex()
     keyed: list[list[str]] = []
@@ -94,35 +93,3 @@ def _leg_score(hit: common_pb2.Hit, leg: int) -> float:
         if s.leg == leg:
             return s.score
     return hit.score
-
-
-def apply_boosts(hits: list[FusedHit], centrality: list[float], query_mentions_tests: bool) -> list[FusedHit]:
-    """Centrality boost, path demotions and per-file decay; returns hits re-sorted by the boosted score."""
-    for f, c in zip(hits, centrality, strict=True):
-        if c > 0:
-            factor = min(1 + CENTRALITY_SLOPE * math.log1p(c), CENTRALITY_CAP)
-            f.score *= factor
-            f.boosts.append(common_pb2.Boost(name="centrality", factor=factor))
-        path = f.hit.location.path
-        if GENERATED_PATH.search(path):
-            f.score *= DEMOTE_GENERATED
-            f.boosts.append(common_pb2.Boost(name="generated_path", factor=DEMOTE_GENERATED))
-        if not query_mentions_tests and TEST_PATH.search(path):
-            f.score *= DEMOTE_TESTS
-            f.boosts.append(common_pb2.Boost(name="test_path", factor=DEMOTE_TESTS))
-    hits.sort(key=lambda f: (-f.score, f.key))
-    per_file: dict[tuple[str, str], int] = {}
-    kept = []
-    for f in hits:
-        loc = f.hit.location
-        n = per_file.get((loc.repository, loc.path), 0)
-        per_file[(loc.repository, loc.path)] = n + 1
-        if n >= MAX_PER_FILE:
-            continue
-        if n:
-            factor = PER_FILE_DECAY**n
-            f.score *= factor
-            f.boosts.append(common_pb2.Boost(name="file_decay", factor=factor))
-        kept.append(f)
-    kept.sort(key=lambda f: (-f.score, f.key))
-    return kept

@@ -4,12 +4,12 @@ A question quoted from the code's own words (a docstring sentence, a comment, a 
 top hit contains all of the query's words. A paraphrase shares few words with any chunk. The share of the query's
 words found in the keyword leg's first hit tells them apart (dev set, both query sets, keyword hit@1 by that share:
 0.95 from 0.95 up, n=167; 0.16 below 0.5, n=141). For meaning queries whose keyword answer is word-for-word the
-vector leg then has no say, and the orchestrator stops waiting for it (search.py): the answer comes at keyword speed.
+vector leg then has no say, and the orchestrator stops waiting for it (fanout.py): the answer comes at keyword speed.
 """
 
 from __future__ import annotations
 
-from codesearch.keyword.snippet import words
+from codesearch.common.text import words
 from codesearch.v1 import common_pb2, search_pb2
 
 ADAPTIVE_INTENTS = (search_pb2.INTENT_UNDERSTAND_CODE, search_pb2.INTENT_FIND_SIMILAR)

@@ -1,35 +1,11 @@
-"""Smart TopK (how many results to return) and the confidence that the top hit is right."""
+"""The confidence that the top hit is right: a logistic model over signals of the answer itself."""
 
 from __future__ import annotations
 
 import math
-from typing import Any
 
+from codesearch.orchestrator.ranking.fusion import FusedHit
 from codesearch.v1 import common_pb2
-
-RATIO_TO_TOP = 0.15  # below 15% of the best score a hit is noise next to the top one
-MAX_DROP = 0.6  # a fall of more than 60% from one hit to the next marks the end of the relevant group
-MIN_RESULTS = 3  # always show a few: the top hit may be wrong and the user should see alternatives
-ABSOLUTE_FLOOR = 1e-6  # a fused score this small means no leg really found it
-
-
-def smart_topk(scores: list[float], maximum: int, hard: bool) -> tuple[int, str]:
-    """How many of the (descending) scores to keep, and why. `hard`: the client asked for exactly `maximum`."""
-    n = min(len(scores), maximum)
-    if hard or n == 0:
-        return n, "limit" if n else "no results"
-    top = scores[0]
-    for i in range(1, n):
-        if i < MIN_RESULTS:
-            continue
-        if scores[i] < ABSOLUTE_FLOOR:
-            return i, "absolute floor"
-        if scores[i] < top * RATIO_TO_TOP:
-            return i, f"below {RATIO_TO_TOP:.0%} of the top score"
-        if scores[i] < scores[i - 1] * (1 - MAX_DROP):
-            return i, f"score dropped by more than {MAX_DROP:.0%}"
-    return n, "maximum" if n == maximum else "all results"
-
 
 # Logistic model of "the top hit is right", fit (sklearn LogisticRegression, C=1) on the dev and paraphrase sets'
 # tune halves with the keyword-coverage signal (adaptive.py): AUROC 0.953 on the held-out check halves (0.911 on
@@ -50,7 +26,7 @@ EXACT_LEGS = frozenset(
 
 
 def confidence(
-    fused: list[Any],
+    fused: list[FusedHit],
     intent_confidence: float,
     direct: bool,
     legs_answered: set[int],

@@ -1,0 +1,80 @@
+"""The plan as data: which legs a search asks, with what request, weight and budget (no call is made)."""
+
+from __future__ import annotations
+
+import pytest
+from codesearch.common.errors import ServiceError
+from codesearch.orchestrator.plan import Scope, plan_search
+from codesearch.orchestrator.router import classify
+from codesearch.v1 import common_pb2, graph_pb2, keyword_pb2, search_pb2, vector_pb2
+
+ALL = {"keyword", "vector", "graph"}
+
+
+def plan_for(query: str, available: set[str] = ALL, **kw):  # type: ignore[no-untyped-def]
+    request = search_pb2.SearchRequest(query=query, **kw)
+    return plan_search(request, classify(query), Scope.of(request, ["repo"]), available, budget_s=1.5)
+
+
+def test_a_bare_name_goes_direct_to_the_definition_leg_with_the_budget() -> None:
+    plan = plan_for("parse_config")
+    assert plan.strategy == search_pb2.STRATEGY_DIRECT
+    [leg] = plan.legs
+    assert (leg.leg, leg.budget_s) == (common_pb2.LEG_DEFINITION, 1.5)
+    assert leg.request == graph_pb2.FindDefinitionsRequest(
+        repositories=["repo"], name="parse_config", limit=50
+    )
+
+
+def test_without_the_direct_path_every_routed_leg_is_planned_by_weight() -> None:
+    plan = plan_search(
+        search_pb2.SearchRequest(query="parse_config"),
+        classify("parse_config"),
+        Scope(["repo"], [], "", False),
+        ALL,
+        budget_s=1.5,
+        allow_direct=False,
+    )
+    assert plan.strategy == search_pb2.STRATEGY_RRF
+    assert [(p.leg, p.weight) for p in plan.legs] == [
+        (common_pb2.LEG_DEFINITION, 0.7),
+        (common_pb2.LEG_REFERENCES, 0.2),
+        (common_pb2.LEG_KEYWORD, 0.1),
+        (common_pb2.LEG_VECTOR, 0.0),
+    ]
+    assert plan.legs[-1].request is None and plan.legs[-1].skip_reason == "weight 0 for this intent"
+
+
+def test_a_meaning_query_asks_keyword_and_vector_with_the_whole_query_and_filters() -> None:
+    plan = plan_for("how are retries with backoff done", languages=["python"], path_glob="src/*")
+    assert plan.strategy == search_pb2.STRATEGY_RRF and plan.settles_early
+    requests = {p.leg: p.request for p in plan.legs}
+    assert requests[common_pb2.LEG_KEYWORD] == keyword_pb2.KeywordSearchRequest(
+        repositories=["repo"],
+        query="how are retries with backoff done",
+        limit=50,
+        languages=["python"],
+        path_glob="src/*",
+    )
+    assert requests[common_pb2.LEG_VECTOR] == vector_pb2.VectorSearchRequest(
+        repositories=["repo"], text="how are retries with backoff done", limit=50, languages=["python"]
+    )
+
+
+def test_forced_modes_naive_baseline_and_missing_services() -> None:
+    literal = plan_for("connection refused", mode=search_pb2.SEARCH_MODE_LITERAL, case_sensitive=True)
+    assert literal.strategy == search_pb2.STRATEGY_FORCED
+    assert literal.route.intent == search_pb2.INTENT_EXACT_MATCH
+    [grep] = literal.legs
+    assert isinstance(grep.request, keyword_pb2.GrepRequest) and grep.request.case_sensitive
+
+    naive = plan_for("anything", mode=search_pb2.SEARCH_MODE_NAIVE_HYBRID, available={"keyword"})
+    assert naive.strategy == search_pb2.STRATEGY_NAIVE_RRF
+    assert [(p.leg, p.weight, p.request is None) for p in naive.legs] == [
+        (common_pb2.LEG_KEYWORD, 1.0, False),
+        (common_pb2.LEG_VECTOR, 1.0, True),
+    ]
+    assert naive.legs[1].skip_reason == "vector service is not configured"
+
+    with pytest.raises(ServiceError):
+        plan_for("anything", mode=99)  # type: ignore[arg-type]
