@@ -21,8 +21,9 @@ from typing import Any
 from google.protobuf.json_format import ParseDict
 
 from codesearch.eval.polyglot import CATEGORIES, PolyglotSet, load_set, summarize
-from codesearch.orchestrator import fusion, signals
-from codesearch.orchestrator.signals import TEST_WORDS, Candidate, Params
+from codesearch.orchestrator.ranking import fusion, signals
+from codesearch.orchestrator.ranking.penalties import TEST_WORDS
+from codesearch.orchestrator.ranking.signals import Params
 from codesearch.v1 import common_pb2, graph_pb2
 
 DEFINITION_HEAD_LINES = 30  # a definition leg hit stands for the head of the definition, about one chunk
@@ -37,7 +38,9 @@ class Variant:
     k: float = 60.0
     params: Params | None = signals.SHIPPED
     depth: int = 50
-    rrf_scores: bool = True  # one list too is scored 1/(k + rank), as the signals' units were fitted
+    rrf_scores: bool = (
+        False  # True: one list too is scored 1/(k + rank) (the server keeps a lone leg's scores)
+    )
 
 
 def _hit(d: Mapping[str, Any]) -> common_pb2.Hit:
@@ -110,22 +113,7 @@ def load_legs(path: str | Path) -> list[QueryLegs]:
     return out
 
 
-def candidates(fused: Sequence[fusion.FusedHit]) -> list[Candidate]:
-    return [
-        Candidate(
-            path=f.hit.location.path,
-            start_line=f.hit.location.start_line,
-            end_line=f.hit.location.end_line,
-            symbol=f.hit.symbol,
-            snippet=f.hit.snippet,
-            score=f.score,
-            boosts=[],
-        )
-        for f in fused
-    ]
-
-
-def rank_one(q: QueryLegs, v: Variant) -> list[Candidate]:
+def rank_one(q: QueryLegs, v: Variant) -> list[fusion.FusedHit]:
     available = {
         "keyword": (common_pb2.LEG_KEYWORD, q.keyword),
         "vector": (common_pb2.LEG_VECTOR, q.vector),
@@ -141,7 +129,7 @@ def rank_one(q: QueryLegs, v: Variant) -> list[Candidate]:
         return []
     if v.rrf_scores and len(lists) == 1:
         lists.append((common_pb2.LEG_VECTOR, 0.0, []))  # an empty second list: fuse() then gives RRF scores
-    cands = candidates(fusion.fuse(lists, v.k))
+    cands = fusion.fuse(lists, v.k)
     if v.params is None:
         return cands
     definitions = [h.location for h in q.definitions]
@@ -153,7 +141,14 @@ def run_variant(qs: Sequence[QueryLegs], v: Variant, limit: int = 10) -> dict[st
     for q in qs:
         ranked = rank_one(q, v)[:limit]
         out[q.qid] = {
-            "results": [{"path": c.path, "start_line": c.start_line, "end_line": c.end_line} for c in ranked]
+            "results": [
+                {
+                    "path": f.hit.location.path,
+                    "start_line": f.hit.location.start_line,
+                    "end_line": f.hit.location.end_line,
+                }
+                for f in ranked
+            ]
         }
     return out
 

@@ -48,8 +48,8 @@ def _grid(
     title: str, keys: Sequence[str], runs: Mapping[str, Mapping[str, Any]], metric: str, published: bool
 ) -> str:
     names = list(runs)
-    width = max([CELL, *(len(n) + 2 for n in names)])
     cols = names + ([PUBLISHED] if published else [])
+    width = max([CELL, *(len(n) + 2 for n in [*names, PUBLISHED])])
     head = f"{title:<{LABEL_WIDTH}}" + "".join(f"{n:>{width}}" for n in cols)
     lines = [head, "-" * len(head)]
     for key in keys:

@@ -24,7 +24,9 @@ from codesearch.orchestrator.query_terms import (
     query_names,
     split_identifier,
 )
-from codesearch.v1 import common_pb2
+from codesearch.orchestrator.ranking.diversity import by_score
+from codesearch.orchestrator.ranking.fusion import FusedHit
+from codesearch.v1 import common_pb2, search_pb2
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,11 @@ class Params:
 
 
 SHIPPED = Params()
+# The intents whose routed answers these signals rank: meaning questions and names. References, impact and exact
+# matches keep fusion + penalties + decay (the standard-library classes they were tuned on).
+SIGNAL_INTENTS = frozenset(
+    {search_pb2.INTENT_UNDERSTAND_CODE, search_pb2.INTENT_FIND_SIMILAR, search_pb2.INTENT_FIND_DEFINITION}
+)
 
 # Test files: a _test/_spec suffix in any language; a test_ prefix only where the runner uses it (bats-core's
 # lib/test_functions.bash is the library itself: fit NDCG@10 0.808 -> 0.836 once it stopped counting as a test).
@@ -55,8 +62,6 @@ TEST_FILE = re.compile(
     r"|[^/]*Tests?\.(?:java|kt|swift|cs|php|scala)|[^/]*(?:Spec|Suite)\.(?:kt|swift|scala)"
     r"|[^/]*\.(?:test|spec)\.[jt]sx?|test_helpers?[^/]*\.\w+)$"
 )
-# A query about tests wants them: no test penalty then.
-TEST_WORDS = re.compile(r"\b(test|tests|testing|pytest|unittest|spec|mock)\b", re.IGNORECASE)
 TEST_DIR = re.compile(r"(?:^|/)(?:tests?|__tests__|spec|testing)(?:/|$)")
 COMPAT_DIR = re.compile(r"(?:^|/)(?:compat|_compat|legacy)(?:/|$)")
 EXAMPLE_DIR = re.compile(r"(?:^|/)(?:_?examples?|docs?_src)(?:/|$)")
@@ -86,6 +91,10 @@ def _stem_matches(stem: str, name: str) -> bool:
     return name in (stem, flat, stem.rstrip("s"), flat.rstrip("s"))
 
 
+def applies(intent: int) -> bool:
+    return intent in SIGNAL_INTENTS
+
+
 def path_penalty(path: str, p: Params = SHIPPED) -> float:
     factor = 1.0
     if TEST_FILE.search(path) or TEST_DIR.search(path):
@@ -101,53 +110,54 @@ def path_penalty(path: str, p: Params = SHIPPED) -> float:
     return factor
 
 
-@dataclass
-class Candidate:
-    """What a signal reads of a fused hit, and the score it changes."""
-
-    path: str
-    start_line: int
-    end_line: int
-    symbol: str
-    snippet: str
-    score: float
-    boosts: list[tuple[str, float]]
+def _path(f: FusedHit) -> str:
+    return f.hit.location.path
 
 
-def _overlaps(c: Candidate, loc: common_pb2.Location) -> bool:
-    return c.path == loc.path and c.start_line <= loc.end_line and loc.start_line <= c.end_line
+def _file(f: FusedHit) -> tuple[str, str]:
+    return f.hit.location.repository, f.hit.location.path
 
 
-def defines_name(c: Candidate, names: Iterable[str], definitions: Sequence[common_pb2.Location]) -> bool:
+def _add(f: FusedHit, name: str, amount: float) -> None:
+    """Adds to the score and records it as the factor it came to (a hit's `boosts` explain its place)."""
+    before = f.score
+    f.score += amount
+    f.boosts.append(common_pb2.Boost(name=name, factor=f.score / before if before > 0 else 0.0))
+
+
+def _overlaps(f: FusedHit, loc: common_pb2.Location) -> bool:
+    own = f.hit.location
+    return own.path == loc.path and own.start_line <= loc.end_line and loc.start_line <= own.end_line
+
+
+def defines_name(f: FusedHit, names: Iterable[str], definitions: Sequence[common_pb2.Location]) -> bool:
     """The candidate holds a definition of one of the names: the graph says so, its chunk is that symbol, or a
     definition line for it is in the snippet (languages the graph does not parse)."""
-    if any(_overlaps(c, loc) for loc in definitions):
+    if any(_overlaps(f, loc) for loc in definitions):
         return True
-    sym = last_segment(c.symbol) if c.symbol else ""
-    return any(sym == n or _defines(n).search(c.snippet) for n in names)
+    sym = last_segment(f.hit.symbol) if f.hit.symbol else ""
+    return any(sym == n or _defines(n).search(f.hit.snippet) for n in names)
 
 
 def boost_definitions(
-    cands: list[Candidate], query: str, definitions: Sequence[common_pb2.Location], p: Params = SHIPPED
+    cands: list[FusedHit], query: str, definitions: Sequence[common_pb2.Location], p: Params = SHIPPED
 ) -> None:
     """Chunks that define a name the query asks about: + definition_boost x best score (x stem factor when the
     file is named after it); names inside a sentence count embedded_scale as much."""
     names = query_names(query)
     if not names or not cands:
         return
-    unit = max(c.score for c in cands) * p.definition_boost
+    unit = max(f.score for f in cands) * p.definition_boost
     if not is_symbol_query(query):
         unit *= p.embedded_scale
     tails = {last_segment(n).lower() for n in names}
-    for c in cands:
-        if defines_name(c, names, definitions):
-            stem = _stem(c.path)
-            amount = unit * (p.definition_stem_factor if any(_stem_matches(stem, t) for t in tails) else 1.0)
-            c.score += amount
-            c.boosts.append(("defines_query_name", amount))
+    for f in cands:
+        if defines_name(f, names, definitions):
+            named = any(_stem_matches(_stem(_path(f)), t) for t in tails)
+            _add(f, "defines_query_name", unit * (p.definition_stem_factor if named else 1.0))
 
 
-def boost_path_words(cands: list[Candidate], query: str, p: Params = SHIPPED) -> None:
+def boost_path_words(cands: list[FusedHit], query: str, p: Params = SHIPPED) -> None:
     """Sentence queries: chunks whose file name or folder holds the query's words gain stem_boost x best score x
     the share of words matched (prefixes of 3+ letters count: 'dependency' ~ 'dependencies')."""
     if is_symbol_query(query) or not cands:
@@ -155,20 +165,19 @@ def boost_path_words(cands: list[Candidate], query: str, p: Params = SHIPPED) ->
     words = content_words(query)
     if not words:
         return
-    unit = max(c.score for c in cands) * p.stem_boost
+    unit = max(f.score for f in cands) * p.stem_boost
     parts_of: dict[str, set[str]] = {}
-    for c in cands:
-        if c.path not in parts_of:
-            path = PurePosixPath(c.path)
+    for f in cands:
+        if _path(f) not in parts_of:
+            path = PurePosixPath(_path(f))
             parts = set(split_identifier(path.stem))
             if path.parent.name:
                 parts.update(split_identifier(path.parent.name))
-            parts_of[c.path] = parts
-        n = _count_matches(words, parts_of[c.path])
+            parts_of[_path(f)] = parts
+        n = _count_matches(words, parts_of[_path(f)])
         ratio = n / len(words)
         if n and ratio >= p.stem_min_ratio:
-            c.score += unit * ratio
-            c.boosts.append(("path_words", unit * ratio))
+            _add(f, "path_words", unit * ratio)
 
 
 def _count_matches(words: set[str], parts: set[str]) -> int:
@@ -183,59 +192,57 @@ def _count_matches(words: set[str], parts: set[str]) -> int:
     return n
 
 
-def boost_file_coherence(cands: list[Candidate], p: Params = SHIPPED) -> None:
+def boost_file_coherence(cands: list[FusedHit], p: Params = SHIPPED) -> None:
     """A file with several good chunks lifts its best one by coherence x best score x its share of the top
     file's summed score."""
     if not cands:
         return
-    top = max(c.score for c in cands)
+    top = max(f.score for f in cands)
     if top <= 0:
         return
-    total: dict[str, float] = {}
-    best: dict[str, Candidate] = {}
-    for c in cands:
-        total[c.path] = total.get(c.path, 0.0) + c.score
-        if c.path not in best or c.score > best[c.path].score:
-            best[c.path] = c
+    total: dict[tuple[str, str], float] = {}
+    best: dict[tuple[str, str], FusedHit] = {}
+    for f in cands:
+        path = _file(f)
+        total[path] = total.get(path, 0.0) + f.score
+        if path not in best or f.score > best[path].score:
+            best[path] = f
     most = max(total.values())
-    for path, c in best.items():
-        amount = top * p.coherence * total[path] / most
-        c.score += amount
-        c.boosts.append(("file_coherence", amount))
+    for path, f in best.items():
+        if p.coherence:
+            _add(f, "file_coherence", top * p.coherence * total[path] / most)
 
 
-def penalise_paths(cands: list[Candidate], query_mentions_tests: bool, p: Params = SHIPPED) -> None:
-    for c in cands:
-        factor = path_penalty(c.path, p)
-        if query_mentions_tests and (TEST_FILE.search(c.path) or TEST_DIR.search(c.path)):
+def penalise_paths(cands: list[FusedHit], query_mentions_tests: bool, p: Params = SHIPPED) -> None:
+    for f in cands:
+        factor = path_penalty(_path(f), p)
+        if query_mentions_tests and (TEST_FILE.search(_path(f)) or TEST_DIR.search(_path(f))):
             factor /= p.test_penalty
         if factor != 1.0:
-            c.score *= factor
-            c.boosts.append(("path_penalty", factor))
+            f.scale("path_penalty", factor)
 
 
-def saturate(cands: list[Candidate], p: Params = SHIPPED) -> list[Candidate]:
+def saturate(cands: list[FusedHit], p: Params = SHIPPED) -> list[FusedHit]:
     """Diminishing returns per file: each chunk of a file beyond the first saturation_free keeps
     saturation_decay of the score of the one before it (greedy, best first); returns the re-sorted list."""
-    ranked = sorted(cands, key=lambda c: -c.score)
-    seen: dict[str, int] = {}
-    for c in ranked:
-        n = seen.get(c.path, 0)
-        seen[c.path] = n + 1
+    by_score(cands)
+    seen: dict[tuple[str, str], int] = {}
+    for f in cands:
+        n = seen.get(_file(f), 0)
+        seen[_file(f)] = n + 1
         if n >= p.saturation_free:
-            factor = p.saturation_decay ** (n - p.saturation_free + 1)
-            c.score *= factor
-            c.boosts.append(("file_saturation", factor))
-    return sorted(ranked, key=lambda c: -c.score)
+            f.scale("file_saturation", p.saturation_decay ** (n - p.saturation_free + 1))
+    by_score(cands)
+    return cands
 
 
 def rank(
-    cands: list[Candidate],
+    cands: list[FusedHit],
     query: str,
     definitions: Sequence[common_pb2.Location],
     query_mentions_tests: bool = False,
     p: Params = SHIPPED,
-) -> list[Candidate]:
+) -> list[FusedHit]:
     """Every signal in order: coherence on the fused scores, then the query's names and words, then penalties
     and per-file saturation. Returns the candidates best first."""
     boost_file_coherence(cands, p)
