@@ -22,7 +22,9 @@ from google.protobuf.json_format import ParseDict
 
 from codesearch.eval.polyglot import CATEGORIES, PolyglotSet, load_set, summarize
 from codesearch.orchestrator.ranking import fusion, signals
+from codesearch.orchestrator.ranking import adaptive, diversity, penalties
 from codesearch.orchestrator.ranking.penalties import TEST_WORDS
+from codesearch.orchestrator.router import classify
 from codesearch.orchestrator.ranking.signals import Params
 from codesearch.v1 import common_pb2, graph_pb2
 
@@ -132,6 +134,9 @@ def rank_one(q: QueryLegs, v: Variant) -> list[fusion.FusedHit]:
     cands = fusion.fuse(lists, v.k)
     if v.params is None:
         return cands
+    if not signals.applies(classify(q.query).intent, adaptive.keyword_coverage(q.query, q.keyword), v.params):
+        penalties.apply_path_penalties(cands, q.query)  # what the server does then (search.py _rank)
+        return diversity.per_file_decay(cands)
     definitions = [h.location for h in q.definitions]
     return signals.rank(cands, q.query, definitions, bool(TEST_WORDS.search(q.query)), v.params)
 

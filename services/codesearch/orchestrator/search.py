@@ -157,7 +157,8 @@ class SearchPipeline:
             head = fused[: boosts.CENTRALITY_DEPTH]
             values = await fanout.centrality(self.legs, [f.hit.location for f in head])
             boosts.apply_centrality(fused, values + [0.0] * (len(fused) - len(head)))
-        if routed and signals.applies(plan.route.intent):
+        coverage = adaptive.keyword_coverage(query, answer.hits_of(common_pb2.LEG_KEYWORD))
+        if routed and signals.applies(plan.route.intent, coverage):
             definitions = [h.location for h in answer.hits_of(common_pb2.LEG_DEFINITION)]
             return signals.rank(fused, query, definitions, bool(penalties.TEST_WORDS.search(query)))
         penalties.apply_path_penalties(fused, query)

@@ -46,6 +46,7 @@ class Params:
     typedef_penalty: float = 0.7
     saturation_decay: float = 0.5
     saturation_free: int = 1
+    settled_coverage: float = 0.9
 
 
 SHIPPED = Params()
@@ -91,15 +92,19 @@ def _stem_matches(stem: str, name: str) -> bool:
     return name in (stem, flat, stem.rstrip("s"), flat.rstrip("s"))
 
 
-def applies(intent: int) -> bool:
-    return intent in SIGNAL_INTENTS
+def applies(intent: int, keyword_coverage: float, p: Params = SHIPPED) -> bool:
+    """Meaning and name questions, unless the keyword leg's top hit quotes the query word for word (a docstring
+    or message typed back): BM25 has settled those, and boosts only move other files above it."""
+    return intent in SIGNAL_INTENTS and keyword_coverage < p.settled_coverage
 
 
-def path_penalty(path: str, p: Params = SHIPPED) -> float:
+def path_penalty(path: str, p: Params = SHIPPED, defines: bool = False) -> float:
+    """The product of the penalties the path earns. `defines`: the chunk is a definition (a package's
+    __init__.py that holds real code is not a re-export barrel)."""
     factor = 1.0
     if TEST_FILE.search(path) or TEST_DIR.search(path):
         factor *= p.test_penalty
-    if PurePosixPath(path).name in REEXPORT_FILES:
+    if not defines and PurePosixPath(path).name in REEXPORT_FILES:
         factor *= p.reexport_penalty
     if COMPAT_DIR.search(path):
         factor *= p.compat_penalty
@@ -215,7 +220,7 @@ def boost_file_coherence(cands: list[FusedHit], p: Params = SHIPPED) -> None:
 
 def penalise_paths(cands: list[FusedHit], query_mentions_tests: bool, p: Params = SHIPPED) -> None:
     for f in cands:
-        factor = path_penalty(_path(f), p)
+        factor = path_penalty(_path(f), p, bool(f.hit.symbol))
         if query_mentions_tests and (TEST_FILE.search(_path(f)) or TEST_DIR.search(_path(f))):
             factor /= p.test_penalty
         if factor != 1.0:
