@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from codesearch.graph.extract import Extraction, extract, supported_languages
+from codesearch.common.parsing import Extraction, extract, supported_languages
 
 
 def _x(path: str, lang: str, src: str) -> Extraction:

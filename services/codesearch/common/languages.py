@@ -1,7 +1,13 @@
-"""Language detection by file name and extension. Names are lower-case and shared by every service."""
+"""Language detection by file name, extension, shebang and, for `.h` headers, content and project.
+
+Names are lower-case and shared by every service.
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 EXTENSIONS: dict[str, str] = {
@@ -119,11 +125,60 @@ SHEBANGS: dict[str, str] = {
 }
 
 
-def detect_language(path: str, head: bytes = b"") -> str:
-    """Language of a file from its name, extension, or shebang line; "" when unknown."""
+CPP_SUFFIXES = frozenset({".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".ipp"})
+OBJC_SUFFIXES = frozenset({".m", ".mm"})
+HEADER_SCAN_BYTES = 16384  # a header's markers are in its first declarations; abseil's all show in 16 KiB
+OBJC_MARKERS = re.compile(rb"^[ \t]*(?:@interface|@implementation|@protocol|@end\b|#import\b)", re.MULTILINE)
+CPP_MARKERS = re.compile(
+    rb"^[ \t]*(?:namespace\s+[\w:]*\s*\{|template\s*<|(?:class|struct)\s+\w+\s*(?:final\s*)?:\s*(?:public|private)"
+    rb"|class\s+\w+\s*\{|using\s+namespace\b|(?:public|private|protected)\s*:)"
+    rb"|\bstd::|\bconstexpr\b|\bnullptr\b",
+    re.MULTILINE,
+)
+
+
+@dataclass(frozen=True)
+class ProjectHint:
+    """What the files around a header say about it: a C++ tree reads its plain headers as C++."""
+
+    cpp: bool = False  # more C++ sources than C sources
+    objc: bool = False  # more Objective-C sources than C and C++ together
+
+    @classmethod
+    def from_paths(cls, paths: Iterable[str]) -> ProjectHint:
+        n_c = n_cpp = n_objc = 0
+        for path in paths:
+            suffix = PurePosixPath(path).suffix
+            n_c += suffix == ".c"
+            n_cpp += suffix in CPP_SUFFIXES
+            n_objc += suffix in OBJC_SUFFIXES
+        return cls(cpp=n_cpp > n_c, objc=n_objc > n_c + n_cpp)
+
+
+def header_language(content: bytes, project: ProjectHint | None = None) -> str:
+    """C, C++ or Objective-C for a `.h`: its own markers first, then the project's majority, else C."""
+    head = content[:HEADER_SCAN_BYTES]
+    if OBJC_MARKERS.search(head):
+        return "objc"
+    if CPP_MARKERS.search(head):
+        return "cpp"
+    if project is not None and project.objc:
+        return "objc"
+    if project is not None and project.cpp:
+        return "cpp"
+    return "c"
+
+
+def detect_language(path: str, head: bytes = b"", project: ProjectHint | None = None) -> str:
+    """Language of a file from its name, extension, or shebang line; "" when unknown.
+
+    `head` is the start of the file (a header's first HEADER_SCAN_BYTES decide between C, C++ and Objective-C).
+    """
     p = PurePosixPath(path)
     if p.name in FILENAMES:
         return FILENAMES[p.name]
+    if p.suffix == ".h":
+        return header_language(head, project)
     lang = EXTENSIONS.get(p.suffix) or EXTENSIONS.get(p.suffix.lower())
     if lang:
         return lang

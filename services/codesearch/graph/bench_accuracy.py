@@ -15,7 +15,7 @@ import time
 import warnings
 from pathlib import Path
 
-from codesearch.graph.extract import python_module
+from codesearch.common.parsing import python_module
 from codesearch.graph.query import GraphReader
 from codesearch.graph.store import DB_NAME, build_generation, connect_readonly, parse_files
 

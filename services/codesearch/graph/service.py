@@ -15,7 +15,13 @@ from codesearch.common.index_update import IndexBatch, read_update_stream
 from codesearch.common.snapshot import SnapshotDir, list_repositories
 from codesearch.config import Settings
 from codesearch.graph.query import GraphReader, kind_name
-from codesearch.graph.store import DB_NAME, UpdateStats, build_generation, connect_readonly, parse_files
+from codesearch.graph.store import (
+    DB_NAME,
+    UpdateStats,
+    build_generation,
+    connect_readonly,
+    inputs_from_update,
+)
 from codesearch.v1 import common_pb2, graph_pb2, graph_pb2_grpc
 
 R = graph_pb2
@@ -83,7 +89,7 @@ class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
         previous = snap.current()
         building = snap.begin()
         try:
-            files = parse_files((f.path, f.language, f.content_hash, f.content) for f in batch.files)
+            files = inputs_from_update(batch.files)
             stats = build_generation(
                 previous / DB_NAME if previous else None,
                 building / DB_NAME,

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codesearch.common.languages import detect_language
+from codesearch.common.parsing import Extraction, extract
+from codesearch.common.parsing.wire import from_message
 from codesearch.graph.centrality import pagerank
-from codesearch.graph.extract import Extraction, extract
 from codesearch.graph.resolve import (
     MAX_EDGE_FANOUT,
     CallContext,
@@ -26,6 +27,7 @@ from codesearch.graph.resolve import (
     go_module_of,
     resolve_call,
 )
+from codesearch.v1 import common_pb2
 
 DB_NAME = "graph.db"
 MAX_SNIPPET_CHARS = 200  # call-line text kept for answers; longer lines are cut
@@ -91,8 +93,20 @@ def parse_files(files: Iterable[tuple[str, str, str, bytes]]) -> list[FileInput]
     """(path, language, hash, content) -> parsed inputs. Language "" is detected from the path."""
     out = []
     for path, language, content_hash, content in files:
-        lang = language or detect_language(path, content[:128])
+        lang = language or detect_language(path, content)
         out.append(FileInput(path, lang, content_hash, content, extract(path, lang, content)))
+    return out
+
+
+def inputs_from_update(files: Iterable[common_pb2.IndexedFile]) -> list[FileInput]:
+    """Files of an update stream: the indexer's parse where it sent one, else a parse here (older clients)."""
+    out = []
+    for f in files:
+        if f.HasField("parsed"):
+            ex = from_message(f.path, f.language, f.parsed)
+            out.append(FileInput(f.path, f.language, f.content_hash, f.content, ex))
+        else:
+            out.extend(parse_files([(f.path, f.language, f.content_hash, f.content)]))
     return out
 
 
@@ -208,7 +222,9 @@ def _apply(
 
 def _insert_extraction(conn: sqlite3.Connection, fid: int, content: bytes, ex: Extraction) -> None:
     qname_to_id: dict[str, int] = {}
-    for d in ex.definitions:
+    for d in (
+        ex.definitions if ex.symbols else []
+    ):  # docs and config: sections cut chunks, they are not symbols
         cur = conn.execute(
             "INSERT INTO defs(file_id, name, qname, kind, start_line, end_line, signature, parent)"
             " VALUES(?,?,?,?,?,?,?,?)",

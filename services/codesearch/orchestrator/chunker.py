@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from codesearch.common.parsing import PARSER_VERSION
+
 WINDOW_LINES = 60  # about what a reader (or a 256-token model) takes in at once
 WINDOW_OVERLAP = 5  # a little context carried across a window cut
 BLANK_CUT_SLACK = 15  # look this many lines back from a window's end for a blank line to cut at
@@ -22,9 +24,18 @@ BLANK_CUT_SLACK = 15  # look this many lines back from a window's end for a blan
 MAX_DEFINITION_LINES = 40
 
 
+# Bumped when the cutting rules change in a way the constants above do not show (2: a definition whose parent is
+# in another file is cut at the top level).
+CHUNKER_VERSION = 2
+
+
 def chunking_fingerprint() -> str:
-    """Part of every file's manifest hash: changing how files are cut re-sends every file on the next run."""
-    return f"chunker:{MAX_DEFINITION_LINES}/{WINDOW_LINES}/{WINDOW_OVERLAP}/{BLANK_CUT_SLACK}"
+    """Part of every file's manifest hash: changing how files are cut, or how they are parsed, re-sends every file
+    on the next run."""
+    return (
+        f"chunker:{CHUNKER_VERSION}:{MAX_DEFINITION_LINES}/{WINDOW_LINES}/{WINDOW_OVERLAP}/{BLANK_CUT_SLACK}"
+        f"/parser:{PARSER_VERSION}"
+    )
 
 
 class DefinitionLike(Protocol):
@@ -53,8 +64,11 @@ def chunk_lines(lines: list[str], definitions: list[DefinitionLike]) -> list[Chu
         key=lambda d: (d.start_line, -d.end_line),
     )
     children: dict[str, list[DefinitionLike]] = {}
+    known = {d.qualified_name for d in defs}
     for d in defs:
-        children.setdefault(d.parent, []).append(d)
+        # A parent defined elsewhere (a Go method's type in another file, Terraform's `resource "type" "name"`)
+        # leaves the definition at the top of this file.
+        children.setdefault(d.parent if d.parent in known else "", []).append(d)
     spans = _cover(lines, 1, n, _outermost(children.get("", [])), children, ())
     return [s for s in spans if _has_text(lines, s.start_line, s.end_line)]
 

@@ -15,17 +15,17 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 import grpc
 
 from codesearch.common.errors import ServiceError, check_repo_name, failed_precondition, invalid
 from codesearch.common.index_update import update_messages
-from codesearch.common.languages import detect_language
+from codesearch.common.languages import ProjectHint, detect_language
 from codesearch.common.metrics import files_indexed, index_runs
+from codesearch.common.parsing import extract
+from codesearch.common.parsing.wire import to_message
 from codesearch.common.walker import read_text_file, walk
 from codesearch.config import Settings
-from codesearch.graph.extract import extract
 from codesearch.orchestrator.chunker import chunk_lines, chunking_fingerprint
 from codesearch.orchestrator.legs import LegClients
 from codesearch.orchestrator.registry import Registry, RepoRecord
@@ -37,19 +37,20 @@ LEG_UPDATE_TIMEOUT_S = 1800  # a whole large repository through one leg; the vec
 MAX_WARNINGS = 50  # warnings listed in progress; the count is always exact
 
 
-def _definitions(path: str, language: str, data: bytes) -> list[Any]:
-    """Definitions from the graph leg's parser, for chunk boundaries; [] when the language has no grammar."""
-    result = extract(path, language, data)
-    return list(result.definitions) if result is not None else []
+def index_file(
+    repository: str, rel_path: str, data: bytes, project: ProjectHint | None = None
+) -> tuple[common_pb2.IndexedFile, common_pb2.ParsedFile | None]:
+    """A file's chunks and its parse (None without a grammar), from one tree-sitter parse.
 
-
-def make_indexed_file(repository: str, rel_path: str, data: bytes) -> common_pb2.IndexedFile:
-    language = detect_language(rel_path, data[:256])
+    The chunks go to every leg; the parse goes to the graph leg, which then does not parse the file again.
+    """
+    language = detect_language(rel_path, data, project)
     text = data.decode("utf-8", errors="replace")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    spans = chunk_lines(lines, _definitions(rel_path, language, data))
+    parsed = extract(rel_path, language, data)
+    spans = chunk_lines(lines, list(parsed.definitions) if parsed is not None else [])
     chunks = []
     for s in spans:
         chunk_text = "\n".join(lines[s.start_line - 1 : s.end_line])
@@ -66,12 +67,31 @@ def make_indexed_file(repository: str, rel_path: str, data: bytes) -> common_pb2
                 symbol=s.symbol,
             )
         )
-    return common_pb2.IndexedFile(
+    indexed = common_pb2.IndexedFile(
         path=rel_path,
         language=language,
         content_hash=hashlib.sha256(data).hexdigest(),
         content=data,
         chunks=chunks,
+    )
+    return indexed, (to_message(parsed) if parsed is not None else None)
+
+
+def make_indexed_file(repository: str, rel_path: str, data: bytes) -> common_pb2.IndexedFile:
+    """The file as the keyword and vector legs receive it (chunks, no parse)."""
+    return index_file(repository, rel_path, data)[0]
+
+
+def graph_file(
+    indexed: common_pb2.IndexedFile, parsed: common_pb2.ParsedFile | None
+) -> common_pb2.IndexedFile:
+    """The file as the graph leg receives it: its bytes and its parse; it reads no chunks."""
+    return common_pb2.IndexedFile(
+        path=indexed.path,
+        language=indexed.language,
+        content_hash=indexed.content_hash,
+        content=indexed.content,
+        parsed=parsed,
     )
 
 
@@ -161,6 +181,8 @@ class Indexer:
 
         current: dict[str, str] = {}  # path -> hash of every readable file now
         to_send: dict[str, common_pb2.IndexedFile] = {}  # path -> file, for files some leg lacks
+        parses: dict[str, common_pb2.ParsedFile | None] = {}  # path -> its one parse, for the graph leg
+        project = ProjectHint.from_paths(wf.rel_path for wf in walked.files)  # decides what a `.h` is
         for i, wf in enumerate(walked.files):
             data, reason = await asyncio.to_thread(read_text_file, wf.abs_path, self.settings.max_file_bytes)
             if data is None:
@@ -171,7 +193,9 @@ class Indexer:
                 digest = hashlib.sha256(chunking_fingerprint().encode() + b"\0" + data).hexdigest()
                 current[wf.rel_path] = digest
                 if any(leg_manifest[leg].get(wf.rel_path) != digest for leg in available):
-                    indexed = await asyncio.to_thread(make_indexed_file, run.name, wf.rel_path, data)
+                    indexed, parses[wf.rel_path] = await asyncio.to_thread(
+                        index_file, run.name, wf.rel_path, data, project
+                    )
                     to_send[wf.rel_path] = indexed
                     run.progress.chunks += len(indexed.chunks)
                     if manifests.get("keyword", {}).get(wf.rel_path) != digest or force_full:
@@ -191,7 +215,9 @@ class Indexer:
         version = (previous_record.index_version if previous_record else 0) + 1
         results = await asyncio.gather(
             *(
-                self._update_leg(leg, run.name, leg_manifest[leg], current, to_send, replace_all, version)
+                self._update_leg(
+                    leg, run.name, leg_manifest[leg], current, to_send, parses, replace_all, version
+                )
                 for leg in available
             ),
             return_exceptions=True,
@@ -240,11 +266,14 @@ class Indexer:
         manifest: dict[str, str],
         current: dict[str, str],
         to_send: dict[str, common_pb2.IndexedFile],
+        parses: dict[str, common_pb2.ParsedFile | None],
         replace_all: bool,
         version: int,
     ) -> int:
         """Sends one leg the files whose hash differs from its manifest and the paths it should drop."""
         changed = [to_send[p] for p, h in current.items() if manifest.get(p) != h or replace_all]
+        if leg == "graph":
+            changed = [graph_file(f, parses.get(f.path)) for f in changed]
         deleted = [] if replace_all else sorted(set(manifest) - set(current))
         if not changed and not deleted and manifest:
             return -1

@@ -132,18 +132,86 @@ class LegReport(_message.Message):
     def __init__(self, leg: _Optional[_Union[Leg, str]] = ..., status: _Optional[_Union[LegStatus, str]] = ..., reason: _Optional[str] = ..., latency_ms: _Optional[float] = ..., hits: _Optional[int] = ..., weight: _Optional[float] = ...) -> None: ...
 
 class IndexedFile(_message.Message):
-    __slots__ = ("path", "language", "content_hash", "content", "chunks")
+    __slots__ = ("path", "language", "content_hash", "content", "chunks", "parsed")
     PATH_FIELD_NUMBER: _ClassVar[int]
     LANGUAGE_FIELD_NUMBER: _ClassVar[int]
     CONTENT_HASH_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    PARSED_FIELD_NUMBER: _ClassVar[int]
     path: str
     language: str
     content_hash: str
     content: bytes
     chunks: _containers.RepeatedCompositeFieldContainer[Chunk]
-    def __init__(self, path: _Optional[str] = ..., language: _Optional[str] = ..., content_hash: _Optional[str] = ..., content: _Optional[bytes] = ..., chunks: _Optional[_Iterable[_Union[Chunk, _Mapping]]] = ...) -> None: ...
+    parsed: ParsedFile
+    def __init__(self, path: _Optional[str] = ..., language: _Optional[str] = ..., content_hash: _Optional[str] = ..., content: _Optional[bytes] = ..., chunks: _Optional[_Iterable[_Union[Chunk, _Mapping]]] = ..., parsed: _Optional[_Union[ParsedFile, _Mapping]] = ...) -> None: ...
+
+class ParsedFile(_message.Message):
+    __slots__ = ("definitions", "calls", "imports", "error_count", "module", "calls_skipped", "symbols")
+    DEFINITIONS_FIELD_NUMBER: _ClassVar[int]
+    CALLS_FIELD_NUMBER: _ClassVar[int]
+    IMPORTS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_COUNT_FIELD_NUMBER: _ClassVar[int]
+    MODULE_FIELD_NUMBER: _ClassVar[int]
+    CALLS_SKIPPED_FIELD_NUMBER: _ClassVar[int]
+    SYMBOLS_FIELD_NUMBER: _ClassVar[int]
+    definitions: _containers.RepeatedCompositeFieldContainer[ParsedDefinition]
+    calls: _containers.RepeatedCompositeFieldContainer[ParsedCall]
+    imports: _containers.RepeatedCompositeFieldContainer[ParsedImport]
+    error_count: int
+    module: str
+    calls_skipped: bool
+    symbols: bool
+    def __init__(self, definitions: _Optional[_Iterable[_Union[ParsedDefinition, _Mapping]]] = ..., calls: _Optional[_Iterable[_Union[ParsedCall, _Mapping]]] = ..., imports: _Optional[_Iterable[_Union[ParsedImport, _Mapping]]] = ..., error_count: _Optional[int] = ..., module: _Optional[str] = ..., calls_skipped: _Optional[bool] = ..., symbols: _Optional[bool] = ...) -> None: ...
+
+class ParsedDefinition(_message.Message):
+    __slots__ = ("name", "qualified_name", "kind", "start_line", "end_line", "signature", "parent")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    QUALIFIED_NAME_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    START_LINE_FIELD_NUMBER: _ClassVar[int]
+    END_LINE_FIELD_NUMBER: _ClassVar[int]
+    SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    PARENT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    qualified_name: str
+    kind: str
+    start_line: int
+    end_line: int
+    signature: str
+    parent: str
+    def __init__(self, name: _Optional[str] = ..., qualified_name: _Optional[str] = ..., kind: _Optional[str] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ..., signature: _Optional[str] = ..., parent: _Optional[str] = ...) -> None: ...
+
+class ParsedCall(_message.Message):
+    __slots__ = ("callee", "receiver", "line", "enclosing")
+    CALLEE_FIELD_NUMBER: _ClassVar[int]
+    RECEIVER_FIELD_NUMBER: _ClassVar[int]
+    LINE_FIELD_NUMBER: _ClassVar[int]
+    ENCLOSING_FIELD_NUMBER: _ClassVar[int]
+    callee: str
+    receiver: str
+    line: int
+    enclosing: str
+    def __init__(self, callee: _Optional[str] = ..., receiver: _Optional[str] = ..., line: _Optional[int] = ..., enclosing: _Optional[str] = ...) -> None: ...
+
+class ParsedImport(_message.Message):
+    __slots__ = ("module", "line", "names", "level", "alias", "aliases", "kind")
+    MODULE_FIELD_NUMBER: _ClassVar[int]
+    LINE_FIELD_NUMBER: _ClassVar[int]
+    NAMES_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    ALIAS_FIELD_NUMBER: _ClassVar[int]
+    ALIASES_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    module: str
+    line: int
+    names: _containers.RepeatedScalarFieldContainer[str]
+    level: int
+    alias: str
+    aliases: _containers.RepeatedScalarFieldContainer[str]
+    kind: str
+    def __init__(self, module: _Optional[str] = ..., line: _Optional[int] = ..., names: _Optional[_Iterable[str]] = ..., level: _Optional[int] = ..., alias: _Optional[str] = ..., aliases: _Optional[_Iterable[str]] = ..., kind: _Optional[str] = ...) -> None: ...
 
 class IndexUpdateHeader(_message.Message):
     __slots__ = ("repository", "replace_all", "index_version")

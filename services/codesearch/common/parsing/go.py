@@ -5,8 +5,8 @@ from __future__ import annotations
 import tree_sitter_go
 from tree_sitter import Node
 
-from codesearch.graph.extract.base import LanguageSpec, text
-from codesearch.graph.extract.model import ImportRef
+from codesearch.common.parsing.engine import LanguageSpec, text
+from codesearch.common.parsing.model import ImportRef
 
 QUERY = r"""
 (function_declaration name: (identifier) @name) @def.function

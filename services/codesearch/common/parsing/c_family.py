@@ -6,8 +6,9 @@ import tree_sitter_c
 import tree_sitter_cpp
 from tree_sitter import Node
 
-from codesearch.graph.extract.base import LanguageSpec, text
-from codesearch.graph.extract.model import ImportRef
+from codesearch.common.parsing.engine import LanguageSpec, text
+from codesearch.common.parsing.model import ImportRef
+from codesearch.common.parsing.preprocess import c_family_retries
 
 _C = r"""
 (function_definition declarator: (function_declarator declarator: (identifier) @name)) @def.function
@@ -43,7 +44,11 @@ _CPP = r"""
 (call_expression function: (identifier) @callee) @call
 (call_expression function: (qualified_identifier scope: (_) @receiver name: (identifier) @callee)) @call
 (call_expression function: (field_expression argument: (_) @receiver field: (field_identifier) @callee)) @call
-(call_expression function: (template_function name: (identifier) @callee)) @call
+(call_expression function: (template_function name: (identifier) @callee)
+  (#not-match? @callee "^(static_cast|dynamic_cast|reinterpret_cast|const_cast)$")) @call
+(call_expression function: (qualified_identifier name: (qualified_identifier name: (identifier) @callee))) @call
+(call_expression function: (qualified_identifier name: (qualified_identifier name: (qualified_identifier
+  name: (identifier) @callee)))) @call
 (preproc_include) @import
 """
 
@@ -65,7 +70,12 @@ def split_cpp(name: str) -> tuple[str, str]:
     return parts[-1], ".".join(p for p in parts[:-1] if p)
 
 
-C = LanguageSpec(name="c", load=tree_sitter_c.language, query=_C, imports=imports)
+C = LanguageSpec(name="c", load=tree_sitter_c.language, query=_C, imports=imports, recover=c_family_retries)
 CPP = LanguageSpec(
-    name="cpp", load=tree_sitter_cpp.language, query=_CPP, imports=imports, split_name=split_cpp
+    name="cpp",
+    load=tree_sitter_cpp.language,
+    query=_CPP,
+    imports=imports,
+    split_name=split_cpp,
+    recover=c_family_retries,
 )

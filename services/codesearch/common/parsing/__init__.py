@@ -1,12 +1,17 @@
-"""extract(path, language, source) -> Extraction | None: definitions, calls and imports of one file."""
+"""One parse per file, shared by the chunker and the graph: definitions, calls and imports of one file.
+
+extract(path, language, source) -> Extraction | None. The languages with their own module (an import reader in
+code) are listed in _SPECS; the others are query tables in `tables.py`.
+"""
 
 from __future__ import annotations
 
 import importlib
 import logging
 
-from codesearch.graph.extract.base import LanguageSpec, run
-from codesearch.graph.extract.model import CallSite, Definition, Extraction, ImportRef
+from codesearch.common.parsing.engine import LanguageSpec, run
+from codesearch.common.parsing.model import CallSite, Definition, Extraction, ImportRef
+from codesearch.common.parsing.tables import SPECS as TABLES
 
 __all__ = [
     "CallSite",
@@ -19,6 +24,10 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+# Bumped when what a parse yields changes (queries, grammars, recovery): the indexer then re-parses every file.
+# 2: 26 languages from query tables, C-family preprocessor recovery, newer Swift/Scala/Bash grammars.
+PARSER_VERSION = 2
 
 # language name -> (module, attribute holding its LanguageSpec)
 _SPECS: dict[str, tuple[str, str]] = {
@@ -41,10 +50,10 @@ _loaded: dict[str, LanguageSpec | None] = {}
 def _spec(language: str) -> LanguageSpec | None:
     if language not in _loaded:
         entry = _SPECS.get(language)
-        spec = None
+        spec = TABLES.get(language)
         if entry is not None:
             try:
-                spec = getattr(importlib.import_module(f"codesearch.graph.extract.{entry[0]}"), entry[1])
+                spec = getattr(importlib.import_module(f"codesearch.common.parsing.{entry[0]}"), entry[1])
             except ImportError as e:  # grammar wheel missing: the language is simply not extracted
                 log.warning("no grammar for %s: %s", language, e)
         _loaded[language] = spec
@@ -52,7 +61,7 @@ def _spec(language: str) -> LanguageSpec | None:
 
 
 def supported_languages() -> list[str]:
-    return sorted(_SPECS)
+    return sorted(set(_SPECS) | set(TABLES))
 
 
 def python_module(path: str) -> str:

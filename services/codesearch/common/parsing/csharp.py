@@ -5,8 +5,9 @@ from __future__ import annotations
 import tree_sitter_c_sharp
 from tree_sitter import Node
 
-from codesearch.graph.extract.base import LanguageSpec, text
-from codesearch.graph.extract.model import ImportRef
+from codesearch.common.parsing.engine import LanguageSpec, text
+from codesearch.common.parsing.model import ImportRef
+from codesearch.common.parsing.preprocess import csharp_retries
 
 QUERY = r"""
 (namespace_declaration name: (_) @name) @def.module
@@ -37,4 +38,6 @@ def imports(node: Node, source: bytes) -> list[ImportRef]:
     return [ImportRef(module=spec, line=node.start_point[0] + 1, alias=alias)]
 
 
-SPEC = LanguageSpec(name="csharp", load=tree_sitter_c_sharp.language, query=QUERY, imports=imports)
+SPEC = LanguageSpec(
+    name="csharp", load=tree_sitter_c_sharp.language, query=QUERY, imports=imports, recover=csharp_retries
+)

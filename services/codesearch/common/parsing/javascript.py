@@ -6,8 +6,8 @@ import tree_sitter_javascript
 import tree_sitter_typescript
 from tree_sitter import Node
 
-from codesearch.graph.extract.base import LanguageSpec, text
-from codesearch.graph.extract.model import ImportRef
+from codesearch.common.parsing.engine import LanguageSpec, text
+from codesearch.common.parsing.model import ImportRef
 
 _COMMON = r"""
 (function_declaration name: (identifier) @name) @def.function

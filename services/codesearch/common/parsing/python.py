@@ -5,8 +5,8 @@ from __future__ import annotations
 import tree_sitter_python
 from tree_sitter import Node
 
-from codesearch.graph.extract.base import LanguageSpec, text
-from codesearch.graph.extract.model import ImportRef
+from codesearch.common.parsing.engine import LanguageSpec, text
+from codesearch.common.parsing.model import ImportRef
 
 # Module constants are UPPER_CASE module-level assignments: lower-case module names are mostly
 # aliases and caches, and ast-style "constants" would flood name lookups with noise.

@@ -56,3 +56,4 @@ class Extraction:
     error_count: int = 0  # tree-sitter ERROR and MISSING nodes
     module: str = ""  # dotted module path for Python files ("email.utils"), else ""
     calls_skipped: bool = False  # true when the file looked minified and call extraction was skipped
+    symbols: bool = True  # false for docs/config: definitions only cut chunks, the graph does not keep them
