@@ -21,12 +21,12 @@ from typing import Any
 from google.protobuf.json_format import ParseDict
 
 from codesearch.eval.polyglot import CATEGORIES, PolyglotSet, load_set, summarize
-from codesearch.orchestrator.ranking import fusion, signals
-from codesearch.orchestrator.ranking import adaptive, diversity, penalties
+from codesearch.orchestrator.plan import routed_weights
+from codesearch.orchestrator.ranking import adaptive, diversity, fusion, penalties, signals
 from codesearch.orchestrator.ranking.penalties import TEST_WORDS
-from codesearch.orchestrator.router import classify
 from codesearch.orchestrator.ranking.signals import Params
-from codesearch.v1 import common_pb2, graph_pb2
+from codesearch.orchestrator.router import classify
+from codesearch.v1 import common_pb2, graph_pb2, search_pb2
 
 DEFINITION_HEAD_LINES = 30  # a definition leg hit stands for the head of the definition, about one chunk
 
@@ -40,6 +40,7 @@ class Variant:
     k: float = 60.0
     params: Params | None = signals.SHIPPED
     depth: int = 50
+    routed: bool = False  # True: each query's leg weights as the router gives them (weights then unused)
     rrf_scores: bool = (
         False  # True: one list too is scored 1/(k + rank) (the server keeps a lone leg's scores)
     )
@@ -122,9 +123,13 @@ def rank_one(q: QueryLegs, v: Variant) -> list[fusion.FusedHit]:
         "definition": (common_pb2.LEG_DEFINITION, q.definitions),
         "references": (common_pb2.LEG_REFERENCES, q.references),
     }
+    weights = dict(v.weights)
+    if v.routed:
+        by_leg = routed_weights(classify(q.query), search_pb2.PRESET_DEFAULT)
+        weights = {name: by_leg.get(leg, 0.0) for name, (leg, _hits) in available.items()}
     lists = [
         (available[name][0], w, available[name][1][: v.depth])
-        for name, w in sorted(v.weights.items(), key=lambda kv: -kv[1])
+        for name, w in sorted(weights.items(), key=lambda kv: -kv[1])
         if w > 0 and available[name][1]
     ]
     if not lists:
@@ -220,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     variants = [
         Variant("bm25", params=None),
         Variant("bm25+signals"),
-        Variant("bm25+defs", weights={"keyword": 1.0, "definition": 1.0}),
+        Variant("routed", routed=True, k=40.0),
     ]
     if any(q.vector for q in qs):
         variants += [

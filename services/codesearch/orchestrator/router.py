@@ -11,10 +11,12 @@ from dataclasses import dataclass
 
 from codesearch.v1 import search_pb2
 
-# At or above this, only the dominant modality is asked (and every leg when it finds nothing: search.py). Tuned
-# (prior 0.85): at 0.80 lone snake_case/CamelCase names go straight to definitions — definition MRR@10 1.000 on
-# both halves either way, auto p50 16.2 -> 10.6 ms (tune) and 17.6 -> 10.3 ms (check); 0.75 changed nothing more.
-DIRECT_CONFIDENCE = 0.80
+# At or above this, only the dominant modality is asked (and every leg when it finds nothing: search.py). 0.85:
+# "where is X defined" (0.95) still goes straight to the definition, but a bare snake_case/CamelCase name (0.80)
+# asks keyword, definitions and callers and is ranked by ranking/signals.py: its labelled answers are the
+# definition AND the files that use, extend and implement it. Polyglot fit symbol NDCG@10 (run through the server,
+# keyword + graph legs): 0.80 -> 0.85 in notes/15.md; the stdlib definition class stays at MRR@10 1.000.
+DIRECT_CONFIDENCE = 0.85
 
 MODALITIES = ("semantic", "text", "structural", "graph")
 

@@ -157,7 +157,8 @@ def test_saturation_gives_other_files_room() -> None:
 def test_applies_to_meaning_and_name_intents_only() -> None:
     from codesearch.v1 import search_pb2
 
-    assert signals.applies(search_pb2.INTENT_UNDERSTAND_CODE)
-    assert signals.applies(search_pb2.INTENT_FIND_DEFINITION)
-    assert not signals.applies(search_pb2.INTENT_FIND_REFERENCES)
-    assert not signals.applies(search_pb2.INTENT_EXACT_MATCH)
+    assert signals.applies(search_pb2.INTENT_UNDERSTAND_CODE, 0.5)
+    assert not signals.applies(search_pb2.INTENT_UNDERSTAND_CODE, 1.0)  # the keyword top hit quotes the query
+    assert signals.applies(search_pb2.INTENT_FIND_DEFINITION, 1.0)  # a bare name is always covered
+    assert not signals.applies(search_pb2.INTENT_FIND_REFERENCES, 0.0)
+    assert not signals.applies(search_pb2.INTENT_EXACT_MATCH, 0.0)

@@ -94,8 +94,11 @@ def _stem_matches(stem: str, name: str) -> bool:
 
 def applies(intent: int, keyword_coverage: float, p: Params = SHIPPED) -> bool:
     """Meaning and name questions, unless the keyword leg's top hit quotes the query word for word (a docstring
-    or message typed back): BM25 has settled those, and boosts only move other files above it."""
-    return intent in SIGNAL_INTENTS and keyword_coverage < p.settled_coverage
+    or message typed back): BM25 has settled those, and boosts only move other files above it. A bare name is
+    always "covered", so names are never settled that way."""
+    if intent not in SIGNAL_INTENTS:
+        return False
+    return intent == search_pb2.INTENT_FIND_DEFINITION or keyword_coverage < p.settled_coverage
 
 
 def path_penalty(path: str, p: Params = SHIPPED, defines: bool = False) -> float:
