@@ -25,7 +25,7 @@ from codesearch.orchestrator.plan import routed_weights
 from codesearch.orchestrator.ranking import adaptive, diversity, fusion, penalties, signals
 from codesearch.orchestrator.ranking.penalties import TEST_WORDS
 from codesearch.orchestrator.ranking.signals import Params
-from codesearch.orchestrator.router import classify
+from codesearch.orchestrator.router import DIRECT_CONFIDENCE, classify
 from codesearch.v1 import common_pb2, graph_pb2, search_pb2
 
 DEFINITION_HEAD_LINES = 30  # a definition leg hit stands for the head of the definition, about one chunk
@@ -125,7 +125,11 @@ def rank_one(q: QueryLegs, v: Variant) -> list[fusion.FusedHit]:
     }
     weights = dict(v.weights)
     if v.routed:
-        by_leg = routed_weights(classify(q.query), search_pb2.PRESET_DEFAULT)
+        route = classify(q.query)
+        by_leg = routed_weights(route, search_pb2.PRESET_DEFAULT)
+        if route.confidence >= DIRECT_CONFIDENCE and by_leg:  # the direct path, as plan.py
+            top = max(by_leg, key=lambda leg: by_leg[leg])
+            by_leg = {top: by_leg[top]} if any(h for leg, h in available.values() if leg == top) else by_leg
         weights = {name: by_leg.get(leg, 0.0) for name, (leg, _hits) in available.items()}
     lists = [
         (available[name][0], w, available[name][1][: v.depth])

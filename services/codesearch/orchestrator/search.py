@@ -138,9 +138,8 @@ class SearchPipeline:
         resp = _response(plan, answer, fused[:cut], reason)
         resp.confidence = confidence(
             fused,
+            request.query,
             plan.route.confidence,
-            plan.strategy == search_pb2.STRATEGY_DIRECT,
-            _answered(answer.reports),
             adaptive.keyword_coverage(request.query, answer.hits_of(common_pb2.LEG_KEYWORD)),
         )
         for name, ms in stage_ms.items():
