@@ -209,6 +209,7 @@ def ablations(base: Variant) -> list[Variant]:
                 example_penalty=1.0,
                 reexport_penalty=1.0,
                 typedef_penalty=1.0,
+                docs_penalty=1.0,
             ),
         ),
         ("-saturation", lambda x: dataclasses.replace(x, saturation_decay=1.0)),

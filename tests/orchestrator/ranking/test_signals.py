@@ -19,6 +19,7 @@ NONE = dataclasses.replace(
     example_penalty=1.0,
     reexport_penalty=1.0,
     typedef_penalty=1.0,
+    docs_penalty=1.0,
     saturation_decay=1.0,
 )
 
@@ -127,6 +128,12 @@ def test_path_penalties_and_the_test_exception() -> None:
     assert signals.path_penalty("docs_src/app.py", p) == p.example_penalty
     assert signals.path_penalty("types/model.d.ts", p) == p.typedef_penalty
     assert signals.path_penalty("src/router.ts", p) == 1.0
+    assert signals.path_penalty("site/content/user_guide.md", p) == p.docs_penalty
+    docs = dataclasses.replace(NONE, docs_penalty=0.5)
+    ranked = signals.rank(fused(hit("guide.md", 1, 9), hit("mux.go", 1, 9)), "how routing works", [], p=docs)
+    assert paths(ranked)[0] == "mux.go:1"
+    ranked = signals.rank(fused(hit("guide.md", 1, 9), hit("mux.go", 1, 9)), "routing docs", [], p=docs)
+    assert paths(ranked)[0] == "guide.md:1"  # asked for documentation: no penalty
     only = dataclasses.replace(NONE, test_penalty=0.3)
     ranked = signals.rank(fused(hit("x_test.go", 1, 9), hit("x.go", 1, 9)), "how x works", [], p=only)
     assert paths(ranked)[0] == "x.go:1"

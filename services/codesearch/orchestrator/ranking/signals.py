@@ -61,6 +61,9 @@ class Params:
         0.5  # only for chunks that define nothing (stdlib concept MRR@10 0.924 -> 0.953)
     )
     typedef_penalty: float = 0.7
+    # Markdown, YAML and other prose/config chunks (the chunker indexes them since #18): fit 0.817 -> 0.828 at 0.5
+    # (0.7: 0.825, 0.3: 0.828); not when the query asks for documentation or configuration.
+    docs_penalty: float = 0.5
     # Each further chunk of a file keeps 0.85 of the one before: without it fit 0.817 -> 0.803. Semble's 0.5 scored
     # fit 0.824 but cost the stdlib paraphrase set 0.165 -> 0.143 MRR@10 (0.85: 0.152), whose answers are single
     # functions, often the second hit of a file.
@@ -90,6 +93,11 @@ TEST_DIR = re.compile(r"(?:^|/)(?:tests?|__tests__|spec|testing)(?:/|$)")
 COMPAT_DIR = re.compile(r"(?:^|/)(?:compat|_compat|legacy)(?:/|$)")
 EXAMPLE_DIR = re.compile(r"(?:^|/)(?:_?examples?|docs?_src)(?:/|$)")
 TYPE_DECLARATION = re.compile(r"\.d\.ts$")
+# Prose and configuration files, chunked since the parser knows them: a code question rarely wants them.
+DOCS_FILE = re.compile(r"\.(?:md|markdown|rst|txt|adoc|ya?ml|toml|json|ini|cfg)$", re.IGNORECASE)
+DOCS_WORDS = re.compile(
+    r"\b(?:docs?|documentation|readme|guide|tutorial|config(?:uration)?|yaml|markdown)\b", re.I
+)
 REEXPORT_FILES = frozenset({"__init__.py", "package-info.java", "index.ts", "index.js", "mod.rs"})
 DEFINITION_KEYWORDS = (
     "class|module|defmodule|def|interface|struct|enum|trait|type|func|function|object|abstract class|data class"
@@ -138,6 +146,8 @@ def path_penalty(path: str, p: Params = SHIPPED, defines: bool = False) -> float
         factor *= p.example_penalty
     if TYPE_DECLARATION.search(path):
         factor *= p.typedef_penalty
+    if DOCS_FILE.search(path):
+        factor *= p.docs_penalty
     return factor
 
 
@@ -244,9 +254,14 @@ def boost_file_coherence(cands: list[FusedHit], p: Params = SHIPPED) -> None:
             _add(f, "file_coherence", top * p.coherence * total[path] / most)
 
 
-def penalise_paths(cands: list[FusedHit], query_mentions_tests: bool, p: Params = SHIPPED) -> None:
+def penalise_paths(
+    cands: list[FusedHit], query: str, query_mentions_tests: bool, p: Params = SHIPPED
+) -> None:
+    wants_docs = bool(DOCS_WORDS.search(query))
     for f in cands:
         factor = path_penalty(_path(f), p, bool(f.hit.symbol))
+        if wants_docs and DOCS_FILE.search(_path(f)):
+            factor /= p.docs_penalty
         if query_mentions_tests and (TEST_FILE.search(_path(f)) or TEST_DIR.search(_path(f))):
             factor /= p.test_penalty
         if factor != 1.0:
@@ -279,5 +294,5 @@ def rank(
     boost_file_coherence(cands, p)
     boost_definitions(cands, query, definitions, p)
     boost_path_words(cands, query, p)
-    penalise_paths(cands, query_mentions_tests, p)
+    penalise_paths(cands, query, query_mentions_tests, p)
     return saturate(cands, p)
