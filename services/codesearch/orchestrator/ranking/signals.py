@@ -32,46 +32,44 @@ from codesearch.v1 import common_pb2, search_pb2
 @dataclass(frozen=True)
 class Params:
     """Every ranking constant, named. Figures: polyglot FIT repositories, NDCG@10 macro, keyword + graph legs,
-    the shipped recipe (0.817) against the same without the signal (eval/offline.py --ablate, notes/15.md)."""
+    the shipped recipe (fit 0.828, held-out 0.821) against the same without the signal (eval/offline.py --ablate,
+    notes/15.md). Where a value was chosen among several, the others' fit figures are given too."""
 
     # A chunk defining the queried name gains 3x the best fused score: the definition goes first. Semble's value;
-    # with the definition leg already in the fusion it is neutral on fit (0.817 either way, held-out 0.810 vs
-    # 0.809); it is what finds definitions the graph does not parse (a definition line in the snippet).
+    # with the definition leg already in the fusion it is neutral (without: fit 0.830, held-out 0.820); it is what
+    # finds definitions the graph does not parse (a definition line in the snippet, a chunk's own symbol).
     definition_boost: float = 3.0
-    definition_stem_factor: float = (
-        1.5  # ... and half as much again in a file named after it (logger.py: Logger)
-    )
-    embedded_scale: float = (
-        0.5  # a name inside a sentence may be incidental: half the boost (0.25: fit 0.822 vs 0.824)
-    )
+    # ... and half as much again in a file named after it (logger.py: Logger).
+    definition_stem_factor: float = 1.5
+    # A name inside a sentence may be incidental: half the boost (0.25: fit 0.822 vs 0.824).
+    embedded_scale: float = 0.5
     # Sentence queries: + the best score x the share of the query's words in the file name or folder.
-    # Without it fit 0.817 -> 0.797 (held-out 0.810 -> 0.754): the largest single signal.
+    # Without it fit 0.828 -> 0.814 (held-out 0.821 -> 0.772): the largest single signal.
     stem_boost: float = 1.0
     stem_min_ratio: float = 0.10  # one word in ten matching a path is chance, not evidence
     # The best chunk of each file gains 0.2 x the best score x the file's share of the top file's summed score.
-    # Without it fit 0.817 -> 0.797; 0.1 gave 0.815 / held-out 0.802.
+    # Without it fit 0.828 -> 0.808; 0.1: 0.819, 0.3: 0.832 but the stdlib paraphrase set 0.152 -> 0.142.
     coherence: float = 0.2
-    # Path penalties (multiply): tests, compat shims, examples, re-export barrels, .d.ts stubs. Without them fit
-    # 0.817 -> 0.809. Semble's values; 0.8 for tests scored higher on fit only while bats-core's
+    # Path penalties (multiply): tests, compat shims, examples, re-export barrels, .d.ts stubs, docs. Without them
+    # fit 0.828 -> 0.809. Semble's values; 0.8 for tests scored higher on fit only while bats-core's
     # lib/test_functions.bash counted as a test (it is the library: see TEST_FILE).
     test_penalty: float = 0.3
     compat_penalty: float = 0.3
     example_penalty: float = 0.3
-    reexport_penalty: float = (
-        0.5  # only for chunks that define nothing (stdlib concept MRR@10 0.924 -> 0.953)
-    )
+    # Only for chunks that define nothing: a stdlib __init__.py holds real code (dev concept MRR@10 0.924 -> 0.953).
+    reexport_penalty: float = 0.5
     typedef_penalty: float = 0.7
     # Markdown, YAML and other prose/config chunks (the chunker indexes them since #18): fit 0.817 -> 0.828 at 0.5
     # (0.7: 0.825, 0.3: 0.828); not when the query asks for documentation or configuration.
     docs_penalty: float = 0.5
-    # Each further chunk of a file keeps 0.85 of the one before: without it fit 0.817 -> 0.803. Semble's 0.5 scored
+    # Each further chunk of a file keeps 0.85 of the one before: without it fit 0.828 -> 0.812. Semble's 0.5 scored
     # fit 0.824 but cost the stdlib paraphrase set 0.165 -> 0.143 MRR@10 (0.85: 0.152), whose answers are single
     # functions, often the second hit of a file.
     saturation_decay: float = 0.85
     saturation_free: int = 1  # chunks of a file before the decay starts (2: fit 0.811)
     # The keyword top hit holds this share of a sentence query's words: BM25 has settled it (ranking/adaptive.py's
-    # rule); the signals stand aside. Stdlib dev concept MRR@10 0.871 -> 0.946 with the gate, polyglot fit 0.836 ->
-    # 0.802 at 0.9 and 0.770 at 0.6 (before the direct-path change; few polyglot queries quote the code).
+    # rule); the signals stand aside. Stdlib dev concept MRR@10 0.871 without the gate, 0.946 with it (0.75: 0.947,
+    # 0.6: 0.953), polyglot fit 0.836 without, 0.802 at 0.9, 0.791 at 0.75, 0.770 at 0.6 (keyword leg only).
     settled_coverage: float = 0.9
 
 
