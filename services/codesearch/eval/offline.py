@@ -47,11 +47,11 @@ class Variant:
 
 
 def _hit(d: Mapping[str, Any]) -> common_pb2.Hit:
-    return ParseDict(d, common_pb2.Hit(), ignore_unknown_fields=True)
+    return ParseDict(dict(d), common_pb2.Hit(), ignore_unknown_fields=True)
 
 
 def _definition_hit(d: Mapping[str, Any], leg: int, rank: int) -> common_pb2.Hit:
-    s = ParseDict(d, graph_pb2.Symbol(), ignore_unknown_fields=True)
+    s = ParseDict(dict(d), graph_pb2.Symbol(), ignore_unknown_fields=True)
     loc = common_pb2.Location()
     loc.CopyFrom(s.location)
     loc.end_line = min(loc.end_line, loc.start_line + DEFINITION_HEAD_LINES - 1)
@@ -67,7 +67,7 @@ def _definition_hit(d: Mapping[str, Any], leg: int, rank: int) -> common_pb2.Hit
 
 
 def _reference_hit(d: Mapping[str, Any], rank: int) -> common_pb2.Hit:
-    r = ParseDict(d, graph_pb2.Reference(), ignore_unknown_fields=True)
+    r = ParseDict(dict(d), graph_pb2.Reference(), ignore_unknown_fields=True)
     score = 1.0 / (1 + rank)
     return common_pb2.Hit(
         location=r.location,
@@ -131,8 +131,8 @@ def rank_one(q: QueryLegs, v: Variant) -> list[fusion.FusedHit]:
             top = max(by_leg, key=lambda leg: by_leg[leg])
             by_leg = {top: by_leg[top]} if any(h for leg, h in available.values() if leg == top) else by_leg
         weights = {name: by_leg.get(leg, 0.0) for name, (leg, _hits) in available.items()}
-    lists = [
-        (available[name][0], w, available[name][1][: v.depth])
+    lists: list[fusion.RankedList] = [
+        (int(available[name][0]), w, available[name][1][: v.depth])
         for name, w in sorted(weights.items(), key=lambda kv: -kv[1])
         if w > 0 and available[name][1]
     ]

@@ -272,10 +272,10 @@ def summarize(pset: PolyglotSet, run: Mapping[str, Mapping[str, Any]]) -> dict[s
     by_lang: dict[str, list[str]] = defaultdict(list)
     for repo in repos:
         by_lang[pset.repos[repo].language].append(repo)
-    for lang, names in sorted(by_lang.items()):
-        rows[f"lang:{lang}"] = macro(names)["ALL"]
+    for lang, lang_repos in sorted(by_lang.items()):
+        rows[f"lang:{lang}"] = macro(lang_repos)["ALL"]
         for c in CATEGORIES:
-            cat_rows = [repo_cats[r][c] for r in names if c in repo_cats[r]]
+            cat_rows = [repo_cats[r][c] for r in lang_repos if c in repo_cats[r]]
             if cat_rows:
                 rows[f"lang:{lang}/{c}"] = _macro(cat_rows)
     rows["ALL"]["missing"] = missing
