@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from codesearch.orchestrator.query_terms import is_symbol_query, last_segment
 from codesearch.v1 import search_pb2
 
 # At or above this, only the dominant modality is asked (and every leg when it finds nothing: search.py). 0.85:
@@ -177,6 +178,9 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 FALLBACK_CONFIDENCE = 0.40  # nothing matched: a description of behaviour, most likely
+# A qualified name ("Rack::Response") is a name as surely as a dotted one (the "dotted" rule's 0.75); below
+# DIRECT_CONFIDENCE, so its users are asked for too. Polyglot fit symbol NDCG@10 0.909 -> 0.959 (rack:5, rack:6).
+QUALIFIED_NAME_CONFIDENCE = 0.75
 
 
 @dataclass(frozen=True)
@@ -194,6 +198,16 @@ def classify(query: str) -> Route:
         if m:
             target = m.group(rule.target_group) if rule.target_group else ""
             return Route(rule.intent, rule.confidence, rule.name, target.strip(), weights_for(rule.intent))
+    if is_symbol_query(query):
+        # A namespace-qualified name no rule spells ("Rack::Response", "absl\\Status"): its last segment.
+        intent = search_pb2.INTENT_FIND_DEFINITION
+        return Route(
+            intent,
+            QUALIFIED_NAME_CONFIDENCE,
+            "qualified_name",
+            last_segment(query.strip()),
+            weights_for(intent),
+        )
     intent = search_pb2.INTENT_UNDERSTAND_CODE
     return Route(intent, FALLBACK_CONFIDENCE, "fallback", "", weights_for(intent))
 

@@ -169,3 +169,12 @@ def test_applies_to_meaning_and_name_intents_only() -> None:
     assert signals.applies(search_pb2.INTENT_FIND_DEFINITION, 1.0)  # a bare name is always covered
     assert not signals.applies(search_pb2.INTENT_FIND_REFERENCES, 0.0)
     assert not signals.applies(search_pb2.INTENT_EXACT_MATCH, 0.0)
+
+
+def test_a_qualified_name_is_routed_as_a_name() -> None:
+    from codesearch.orchestrator.router import classify
+    from codesearch.v1 import search_pb2
+
+    route = classify("Rack::Response")
+    assert (route.intent, route.target) == (search_pb2.INTENT_FIND_DEFINITION, "Response")
+    assert classify("how does the response get built").intent == search_pb2.INTENT_UNDERSTAND_CODE
