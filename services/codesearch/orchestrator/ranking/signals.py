@@ -32,26 +32,30 @@ from codesearch.v1 import common_pb2, search_pb2
 @dataclass(frozen=True)
 class Params:
     """Every ranking constant, named. Figures: polyglot FIT repositories, NDCG@10 macro, keyword + graph legs,
-    the shipped recipe (fit 0.828, held-out 0.821) against the same without the signal (eval/offline.py --ablate,
+    the shipped recipe (fit 0.850, held-out 0.832) against the same without the signal (eval/offline.py --ablate,
     notes/15.md). Where a value was chosen among several, the others' fit figures are given too."""
 
-    # A chunk defining the queried name gains 3x the best fused score: the definition goes first. Semble's value;
-    # with the definition leg already in the fusion it is neutral (without: fit 0.830, held-out 0.820); it is what
-    # finds definitions the graph does not parse (a definition line in the snippet, a chunk's own symbol).
-    definition_boost: float = 3.0
+    # A chunk defining the queried name gains 1x the best fused score: the definition goes first. With the
+    # definition leg already in the fusion semble's 3x was neutral (fit 0.828 with it, 0.830 without); 1x: fit
+    # 0.850 vs 0.848 at 3x, 0.845 without. It is what finds definitions the graph does not parse
+    # (a definition line in the snippet, a chunk's own symbol).
+    definition_boost: float = 1.0
     # ... and half as much again in a file named after it (logger.py: Logger).
     definition_stem_factor: float = 1.5
     # A name inside a sentence may be incidental: half the boost (0.25: fit 0.822 vs 0.824).
     embedded_scale: float = 0.5
-    # Sentence queries: + the best score x the share of the query's words in the file name or folder.
-    # Without it fit 0.828 -> 0.814 (held-out 0.821 -> 0.772): the largest single signal.
-    stem_boost: float = 1.0
+    # Sentence queries: + 1.5 x the best score x the share of the query's words in the file name or folder, on
+    # each file's best chunk only (every chunk of a matching file, header lines too, crowded the top: fit 0.839 ->
+    # 0.843 once per file; then 1.0 / 1.5 / 2.0: 0.843 / 0.848 / 0.847). Without it fit 0.850 -> 0.824 (held-out
+    # 0.832 -> 0.772): the largest single signal.
+    stem_boost: float = 1.5
     stem_min_ratio: float = 0.10  # one word in ten matching a path is chance, not evidence
+    stem_once_per_file: bool = True
     # The best chunk of each file gains 0.2 x the best score x the file's share of the top file's summed score.
-    # Without it fit 0.828 -> 0.808; 0.1: 0.819, 0.3: 0.832 but the stdlib paraphrase set 0.152 -> 0.142.
+    # Without it fit 0.850 -> 0.834; earlier 0.1: -0.009, 0.3: +0.004 but the stdlib paraphrase set 0.152 -> 0.142.
     coherence: float = 0.2
     # Path penalties (multiply): tests, compat shims, examples, re-export barrels, .d.ts stubs, docs. Without them
-    # fit 0.828 -> 0.809. Semble's values; 0.8 for tests scored higher on fit only while bats-core's
+    # fit 0.850 -> 0.831. Semble's values; 0.8 for tests scored higher on fit only while bats-core's
     # lib/test_functions.bash counted as a test (it is the library: see TEST_FILE).
     test_penalty: float = 0.3
     compat_penalty: float = 0.3
@@ -62,7 +66,7 @@ class Params:
     # Markdown, YAML and other prose/config chunks (the chunker indexes them since #18): fit 0.817 -> 0.828 at 0.5
     # (0.7: 0.825, 0.3: 0.828); not when the query asks for documentation or configuration.
     docs_penalty: float = 0.5
-    # Each further chunk of a file keeps 0.85 of the one before: without it fit 0.828 -> 0.812. Semble's 0.5 scored
+    # Each further chunk of a file keeps 0.85 of the one before: without it fit 0.850 -> 0.849 (held-out 0.826). Semble's 0.5 scored
     # fit 0.824 but cost the stdlib paraphrase set 0.165 -> 0.143 MRR@10 (0.85: 0.152), whose answers are single
     # functions, often the second hit of a file.
     saturation_decay: float = 0.85
@@ -206,7 +210,10 @@ def boost_path_words(cands: list[FusedHit], query: str, p: Params = SHIPPED) -> 
         return
     unit = max(f.score for f in cands) * p.stem_boost
     parts_of: dict[str, set[str]] = {}
-    for f in cands:
+    boosted_files: set[tuple[str, str]] = set()
+    for f in sorted(cands, key=lambda f: -f.score) if p.stem_once_per_file else cands:
+        if p.stem_once_per_file and _file(f) in boosted_files:
+            continue
         if _path(f) not in parts_of:
             path = PurePosixPath(_path(f))
             parts = set(split_identifier(path.stem))
@@ -217,6 +224,7 @@ def boost_path_words(cands: list[FusedHit], query: str, p: Params = SHIPPED) -> 
         ratio = n / len(words)
         if n and ratio >= p.stem_min_ratio:
             _add(f, "path_words", unit * ratio)
+            boosted_files.add(_file(f))
 
 
 def _count_matches(words: set[str], parts: set[str]) -> int:
