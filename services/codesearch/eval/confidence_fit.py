@@ -20,7 +20,7 @@ from codesearch.eval.metrics import score_one
 from codesearch.eval.offline import QueryLegs, Variant, load_legs, rank_one
 from codesearch.eval.polyglot import HELD_OUT_REPOS, load_set, score_query
 from codesearch.eval.runfile import load_queries, select_half
-from codesearch.orchestrator.ranking import adaptive
+from codesearch.orchestrator.ranking import adaptive, signals
 from codesearch.orchestrator.ranking.confidence import CONF_WEIGHTS, FEATURES, features
 from codesearch.orchestrator.router import classify
 
@@ -29,12 +29,16 @@ REGULARISATION_C = 1.0  # sklearn's default; 0.1 and 10 moved held-out AUROC by 
 
 
 def row(q: QueryLegs) -> tuple[list[float], list[dict[str, Any]]] | None:
-    """The features of the offline answer and its results (None when it has none)."""
+    """The features of the offline answer and its results (None when it has none, or when the signals did not
+    rank it)."""
     ranked = rank_one(q, ROUTED)
     if not ranked:
         return None
     route = classify(q.query)
-    x = features(ranked, q.query, route.confidence, adaptive.keyword_coverage(q.query, q.keyword))
+    coverage = adaptive.keyword_coverage(q.query, q.keyword)
+    if not signals.applies(route.intent, coverage):
+        return None  # the exact-leg model answers for these (ranking/confidence.py)
+    x = features(ranked)
     results = [
         {
             "path": f.hit.location.path,
