@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import re
 import time
 from collections.abc import Awaitable, Callable
@@ -485,6 +486,8 @@ class SearchPipeline:
             t = time.perf_counter()
             shard_failures: list[tuple[str, str]] = []
             SHARD_FAILURES.set(shard_failures)  # this task's own context: filled by sharded stubs
+            details: list[str] = []
+            LEG_DETAIL.set(details)  # what the leg answered from (the vector leg's tier), filled by its call
             try:
                 hits = await asyncio.wait_for(plan.call(budget_s), timeout=budget_s)
                 report.status = common_pb2.LEG_STATUS_OK
@@ -508,6 +511,7 @@ class SearchPipeline:
                 hits, report.status, report.reason = p.hits, common_pb2.LEG_STATUS_PARTIAL, p.reason
             report.latency_ms = (time.perf_counter() - t) * 1000
             report.hits = len(hits)
+            report.detail = "; ".join(details)
             return report, hits
 
         tasks = [asyncio.create_task(run(p)) for p in plans]
@@ -603,6 +607,8 @@ class SearchPipeline:
         resp = await self.legs.vector.VectorSearch(
             vector_pb2.VectorSearchRequest(repositories=repos, text=query, limit=LEG_DEPTH, languages=langs)
         )
+        if resp.tier and (details := LEG_DETAIL.get()) is not None:
+            details.append(f"tier {resp.tier}, model {resp.model}")
         if resp.partial:
             raise PartialResult(list(resp.hits), f"embedded {resp.embedded} of {resp.total} chunks so far")
         return list(resp.hits)
@@ -653,6 +659,10 @@ class SearchPipeline:
 
 def _leg_name(leg: int) -> str:
     return common_pb2.Leg.Name(leg).removeprefix("LEG_").lower()
+
+
+# Set per leg call by the fan-out; a leg's call appends what it answered from (LegReport.detail).
+LEG_DETAIL: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("leg_detail", default=None)
 
 
 class PartialResult(Exception):
