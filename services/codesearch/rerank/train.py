@@ -31,16 +31,12 @@ from pathlib import Path
 
 import numpy as np
 
+from codesearch.common.models.lookup import model_path
+from codesearch.common.models.threads import configure_torch_threads
 from codesearch.config import Settings
 from codesearch.rerank import gated
 from codesearch.rerank import text as rtext
-from codesearch.rerank.model import (
-    BLEND_FILE,
-    Blend,
-    configure_threads,
-    resolve_bi_encoder,
-    trained_model_dir,
-)
+from codesearch.rerank.model import BLEND_FILE, Blend, trained_model_dir
 
 log = logging.getLogger(__name__)
 
@@ -290,7 +286,7 @@ def new_cross_encoder(max_length: int, device: str) -> object:
     from sentence_transformers import CrossEncoder
 
     return CrossEncoder(
-        resolve_bi_encoder(BASE_MODEL),
+        model_path(BASE_MODEL),
         num_labels=1,
         max_length=max_length,
         device=device,
@@ -546,7 +542,7 @@ def train(
         raise ValueError(f"no source directory for repository {repository!r}: pass --path DIR")
     out = out_dir if out_dir is not None else trained_model_dir(settings)
     if device == "cpu":
-        configure_threads(settings.torch_threads)
+        configure_torch_threads(settings.torch_threads)
     rng = random.Random(SEED)
 
     defs = mine(root)
@@ -554,7 +550,7 @@ def train(
     defs = defs[:MAX_POOL]
     if len(defs) < 4 * (GROUP_NEGATIVES + 1):
         raise ValueError(f"only {len(defs)} documented definitions under {root}; too few to train on")
-    base = resolve_bi_encoder(BASE_MODEL)
+    base = model_path(BASE_MODEL)
     module = gated.new_module(base, device)
     encoder = gated.PairEncoder(Path(base), MAX_LENGTH)
     count = encoder.count
