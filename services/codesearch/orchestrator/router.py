@@ -29,6 +29,8 @@ INTENT_WEIGHTS: dict[int, tuple[float, float, float, float]] = {
     search_pb2.INTENT_FIND_REFERENCES: (0.1, 0.2, 0.2, 0.5),
     # Tuned (prior .5/.2): on the dev set's tune half, concept MRR@10 .718 at .5/.2, .832 at .2/.5, .868 at .1/.6;
     # on the paraphrase set .244, .240, .221. .2/.5 keeps meaning's share where keywords alone fail.
+    # Polyglot fit repositories with the static vector tier, after ranking/signals.py (eval/offline.py, NDCG@10):
+    # semantic 0.2 / 0.35 / 0.5 / 0.75 / 1.0 -> 0.855 / 0.851 / 0.856 / 0.857 / 0.852: flat, so 0.2 stays.
     search_pb2.INTENT_UNDERSTAND_CODE: (0.2, 0.5, 0.2, 0.1),
     search_pb2.INTENT_FIND_SIMILAR: (0.4, 0.3, 0.2, 0.1),
     search_pb2.INTENT_IMPACT_ANALYSIS: (0.1, 0.1, 0.1, 0.7),
