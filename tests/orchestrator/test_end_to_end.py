@@ -200,9 +200,13 @@ def test_odd_files_do_not_break_indexing(stub, tmp_path: Path) -> None:
 
 def test_a_name_defined_nowhere_falls_back_from_direct_to_every_leg(stub, tmp_path: Path) -> None:
     index(stub, write_repo(tmp_path / "repo"))
-    defined = search(stub, "retryWithBackoff", mode="auto")
+    defined = search(stub, "where is retryWithBackoff defined", mode="auto")
     assert defined.strategy == search_pb2.STRATEGY_DIRECT and paths(defined)[:1] == ["server.py"]
+    # A bare name asks every routed leg and ranks the definition first (ranking/signals.py).
+    bare = search(stub, "retryWithBackoff", mode="auto")
+    assert bare.strategy == search_pb2.STRATEGY_RRF and paths(bare)[:1] == ["server.py"]
+    assert any(b.name == "defines_query_name" for b in bare.hits[0].boosts)
     # No definition of this name: the definition leg alone would answer nothing; the others still find the text.
-    undefined = search(stub, "missing_name", mode="auto")
+    undefined = search(stub, "where is missing_name defined", mode="auto")
     assert undefined.intent == search_pb2.INTENT_FIND_DEFINITION
     assert undefined.strategy == search_pb2.STRATEGY_RRF_AFTER_DIRECT and "config.py" in paths(undefined)

@@ -16,8 +16,10 @@ def plan_for(query: str, available: set[str] = ALL, **kw):  # type: ignore[no-un
     return plan_search(request, classify(query), Scope.of(request, ["repo"]), available, budget_s=1.5)
 
 
-def test_a_bare_name_goes_direct_to_the_definition_leg_with_the_budget() -> None:
-    plan = plan_for("parse_config")
+def test_where_is_x_defined_goes_direct_to_the_definition_leg_with_the_budget() -> None:
+    # A bare name is not direct (router.DIRECT_CONFIDENCE): its answers include the name's users too.
+    assert plan_for("parse_config").strategy == search_pb2.STRATEGY_RRF
+    plan = plan_for("where is parse_config defined")
     assert plan.strategy == search_pb2.STRATEGY_DIRECT
     [leg] = plan.legs
     assert (leg.leg, leg.budget_s) == (common_pb2.LEG_DEFINITION, 1.5)

@@ -9,14 +9,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from codesearch.common.models.lookup import model_path
 from codesearch.config import Settings
 from codesearch.rerank import gated
 from codesearch.rerank import train as rtrain
-from codesearch.rerank.model import BLEND_FILE, Blend, Candidate, Reranker, resolve_bi_encoder
+from codesearch.rerank.model import BLEND_FILE, Blend, Candidate, Reranker
 
 pytestmark = pytest.mark.model
 
-BASE = resolve_bi_encoder(rtrain.BASE_MODEL)
+BASE = model_path(rtrain.BASE_MODEL)
 PAIRS = [
     ("sort numbers in ascending order", "def sort_numbers(values):\n    return sorted(values)"),
     ("sort numbers in ascending order", "Roast the peppers until the skins blacken, then peel them."),

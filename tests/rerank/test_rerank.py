@@ -12,10 +12,11 @@ import grpc
 import numpy as np
 import pytest
 from codesearch.common.grpc_util import add_health_and_reflection
+from codesearch.common.models.threads import configure_torch_threads
 from codesearch.config import Settings
 from codesearch.rerank import service as rservice
 from codesearch.rerank import train as rtrain
-from codesearch.rerank.model import BLEND_FILE, Blend, Candidate, Reranker, configure_threads
+from codesearch.rerank.model import BLEND_FILE, Blend, Candidate, Reranker
 from codesearch.v1 import rerank_pb2, rerank_pb2_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
@@ -49,7 +50,7 @@ HELD_OUT_WRONG = "Roast the peppers until the skins blacken, then peel them."
 @pytest.fixture(scope="module")
 def toy_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A cross-encoder trained from the bundled MiniLM weights on the toy set, saved to disk."""
-    configure_threads(0)
+    configure_torch_threads(0)
     ce = rtrain.new_cross_encoder(TOY_LENGTH, "cpu")
 
     def batches(step: int) -> list[tuple[str, list[str]]]:

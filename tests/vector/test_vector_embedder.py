@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pytest
-from codesearch.vector.embedder import Embedder, ModelUnavailable, _pooling_mode, model_id_for
+from codesearch.vector.embedder import Embedder, model_id_for
 
 TEXTS = [
     "def call_with_retries(fn, attempts=5):\n    # exponential backoff between tries\n    ...",
@@ -33,13 +32,6 @@ def test_onnx_fp32_matches_torch(tmp_path: Path) -> None:
 
 def test_quantised_and_static_backends_get_their_own_model_id() -> None:
     assert model_id_for("m", "onnx-int8") == "m#onnx-int8"
-    assert model_id_for("m", "model2vec") == "m#model2vec"
+    assert model_id_for("m", "model2vec") == "m#model2vec"  # a model2vec model named as such
+    assert model_id_for("all-MiniLM-L6-v2", "model2vec") == "all-MiniLM-L6-v2#model2vec-distilled-256"
     assert model_id_for("m", "onnx") == model_id_for("m", "torch") == "m"
-
-
-def test_unsupported_pooling_is_a_clear_error(tmp_path: Path) -> None:
-    (tmp_path / "1_Pooling").mkdir()
-    (tmp_path / "1_Pooling" / "config.json").write_text('{"pooling_mode_max_tokens": true}')
-    with pytest.raises(ModelUnavailable, match="torch backend"):
-        _pooling_mode(str(tmp_path))
-    assert _pooling_mode(str(tmp_path / "missing")) == "mean"

@@ -1,4 +1,6 @@
-"""VectorService against a real model and real usearch indexes, over real gRPC."""
+"""VectorService's transformer tier alone, against a real model and real usearch indexes, over real gRPC.
+
+The static tier and the two tiers together are tested in test_vector_tiers.py."""
 
 from __future__ import annotations
 
@@ -12,14 +14,21 @@ import grpc
 import numpy as np
 import pytest
 from codesearch.common.index_update import update_messages
+from codesearch.common.models.lookup import resolve_model_path
 from codesearch.config import Settings
 from codesearch.v1 import common_pb2, vector_pb2, vector_pb2_grpc
-from codesearch.vector import store
-from codesearch.vector.embedder import resolve_model_path
+from codesearch.vector import tier_index
 from codesearch.vector.service import VectorServicer, add_servicer
-from codesearch.vector.store import vectors_file_name
+from codesearch.vector.tier_index import vectors_file_name
 
 pytestmark = pytest.mark.model
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """The transformer tier alone: its progressive embedding, cache and restart are what these tests check."""
+    return replace(settings, vector_tiers="transformer")
+
 
 CORPUS: dict[str, str] = {
     "net/retry.py": '''
@@ -275,7 +284,9 @@ def test_reindex_embeds_only_changed_chunks_and_restart_resumes(
     second.close()
 
     third = VectorServicer(settings, start_worker=False)  # opened from disk as a view
-    assert third.repo("demo").index.expansion_search == store.HNSW_EXPANSION_SEARCH  # not usearch's 64
+    assert (
+        third.repo("demo").tiers["transformer"].index.expansion_search == tier_index.HNSW_EXPANSION_SEARCH
+    )  # not usearch's 64
     third.close()
 
 
@@ -326,7 +337,7 @@ def test_model_change_rebuilds_the_index(settings: Settings, serve) -> None:
     changed = VectorServicer(replace(settings, embed_model=path), start_worker=False)
     repo = changed.repo("demo")
     assert repo.model_changed_from == old_file.name and not old_file.exists()
-    assert len(repo.pending) == 7 and repo.index is None
+    assert repo.pending == 7 and repo.tiers["transformer"].index is None
     stub = serve(changed)
     changed.start()
     wait_idle(changed, "demo")

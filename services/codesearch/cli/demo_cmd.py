@@ -15,7 +15,11 @@ from pathlib import Path
 
 from codesearch.cli.client import CliError, channel
 from codesearch.common.health_check import wait_healthy
+from codesearch.common.models.lookup import resolve_model_path
+from codesearch.config import Settings
+from codesearch.vector.static_model import distilled_dir, is_static_model_dir
 
+SERVER_LOG = "demo-server.log"  # in the data home: the server's own log lines stay out of the demo's output
 SERVER_START_TIMEOUT_S = (
     120.0  # first start imports torch and tree-sitter grammars: tens of seconds on 2 cores
 )
@@ -36,6 +40,7 @@ DEMO_QUERIES = (
     ("who calls make_archive", "auto"),
     ('"unsupported pickle protocol"', "auto"),
     ("how are temporary directories cleaned up", "auto"),
+    ("how are temporary directories cleaned up", "semantic"),  # the vector leg alone: complete after indexing
     (r"def \w+_cache\(", "regex"),
 )
 
@@ -58,20 +63,39 @@ def _serving(address: str) -> bool:
         return False
 
 
+def _static_model_ready(settings: Settings) -> bool:
+    """Whether the static tier's model is already made (a distilled one lives in the model cache)."""
+    path, _ = resolve_model_path(settings.static_model)
+    if not Path(path).is_dir() or is_static_model_dir(Path(path)):
+        return True  # a model2vec model as is: nothing to make
+    return is_static_model_dir(distilled_dir(path, settings.model_cache))
+
+
 def run(args: argparse.Namespace) -> int:
     server: subprocess.Popen[bytes] | None = None
     if _serving(args.address):
         print(f"using the codesearch server already running at {args.address}")
     else:
-        print(f"starting codesearch serve on {args.address} ...", flush=True)
+        settings = Settings.from_env()
+        settings.home.mkdir(parents=True, exist_ok=True)
+        log_path = settings.home / SERVER_LOG
+        print(f"starting codesearch serve on {args.address} (its log: {log_path}) ...", flush=True)
+        if not _static_model_ready(settings):
+            print(
+                "first run on this machine: the static embedding model is distilled once (~2 min)", flush=True
+            )
         env = dict(os.environ, CODESEARCH_LISTEN=args.address)
-        server = subprocess.Popen(
-            [sys.executable, "-m", "codesearch.cli.main", "serve", "--address", args.address], env=env
-        )
+        with open(log_path, "ab") as log_file:
+            server = subprocess.Popen(
+                [sys.executable, "-m", "codesearch.cli.main", "serve", "--address", args.address],
+                env=env,
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+            )
         try:
             wait_healthy(args.address, SERVER_START_TIMEOUT_S, proc=server, channel=channel(args.address))
         except (TimeoutError, RuntimeError) as e:
-            raise CliError(f"the server did not start on {args.address} ({e})") from None
+            raise CliError(f"the server did not start on {args.address} ({e}); see {log_path}") from None
     try:
         # The same commands a user types, parsed by the real parser, so the demo cannot drift from the CLI.
         from codesearch.cli.main import build_parser

@@ -5,6 +5,7 @@
   codesearch eval QUERIES.jsonl --score RUN.jsonl [RUN2.jsonl ...] [--out DIR] [--plot out.png]
   codesearch eval --compare A.json B.json [--tolerance 0.01] [--variants] [--plot out.png]
   codesearch eval --mine REPO_DIR --out queries.jsonl [--seed N] [--per-class N]
+  codesearch eval --polyglot ../shared/eval/polyglot [--modes ...] [--split held-out] [--semble-python PY ...]
 
 Exit codes: 0 ok; 1 a compare found a worse class, or some queries failed with errors other than
 INVALID_ARGUMENT; 2 bad arguments or an unusable server/repository.
@@ -21,6 +22,7 @@ from typing import Any
 
 import grpc
 
+from codesearch.cli import eval_polyglot
 from codesearch.config import client_address
 from codesearch.eval.calibration import calibration, format_calibration
 from codesearch.eval.compare import DEFAULT_TOLERANCE, find_regressions, format_comparison
@@ -110,6 +112,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mine", metavar="REPO_DIR", help="mine a query set from this repository")
     parser.add_argument("--seed", type=int, default=0, help="mine: RNG seed")
     parser.add_argument("--per-class", type=int, default=DEFAULT_PER_CLASS, help="mine: queries per class")
+    eval_polyglot.add_arguments(parser)
 
 
 def _err(msg: str) -> int:
@@ -278,6 +281,8 @@ def run_score(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.compare:
         return run_compare(args)
+    if args.polyglot:
+        return eval_polyglot.run(args)
     if args.mine:
         return run_mine(args)
     if args.score:

@@ -88,6 +88,7 @@ def response_json(resp: search_pb2.SearchResponse) -> dict[str, object]:
                 "leg": _leg(r.leg),
                 "status": label(common_pb2.LegStatus, r.status, "LEG_STATUS_"),
                 "reason": r.reason,
+                "detail": r.detail,
                 "latency_ms": round(r.latency_ms, 3),
                 "hits": r.hits,
                 "weight": r.weight,
@@ -124,6 +125,7 @@ def print_text(resp: search_pb2.SearchResponse, explain: bool) -> None:
         print("weights: " + ", ".join(f"{w.modality} {w.weight:.2f}" for w in resp.weights))
         for leg in cast(list[dict[str, Any]], data["legs"]):
             reason = f" ({leg['reason']})" if leg["reason"] else ""
+            reason += f" [{leg['detail']}]" if leg["detail"] else ""
             print(
                 f"  leg {leg['leg']:<10} {leg['status']:<8} {leg['hits']:>3} hits {leg['latency_ms']:>8.2f} ms  weight {leg['weight']:.2f}{reason}"
             )

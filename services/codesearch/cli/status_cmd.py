@@ -27,11 +27,16 @@ def run_status(args: argparse.Namespace) -> int:
         print(f"  {svc.name:<9} {state:<5} {svc.address:<22} {svc.detail}")
     print(f"{len(s.repositories)} repositories")
     for r in s.repositories:
-        pending = f", {r.embeddings_pending} chunks awaiting embeddings" if r.embeddings_pending else ""
+        pending = (
+            f", {r.embeddings_pending} chunk vectors being made in the background"
+            if r.embeddings_pending
+            else ""
+        )
         print(
             f"  {r.name:<20} {r.files:>6} files {r.chunks:>7} chunks  v{r.index_version}  {r.indexed_at}  {r.root}{pending}"
         )
     for st in s.leg_stats:
+        # The vector leg's detail names the tier answering now and each tier's progress.
         print(f"    {st.repository:<18} {st.detail:<40} items {st.items:>7}  {st.disk_bytes / 1e6:8.2f} MB")
     return 0
 

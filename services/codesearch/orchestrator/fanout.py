@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -94,6 +95,10 @@ async def fan_out(
     return FanOut([r for r, _ in results], lists)
 
 
+# Set per leg call by the fan-out; a leg's answer appends what it answered from (LegReport.detail).
+LEG_DETAIL: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("leg_detail", default=None)
+
+
 async def _run_leg(legs: LegClients, p: LegPlan) -> tuple[common_pb2.LegReport, list[common_pb2.Hit]]:
     report = common_pb2.LegReport(leg=p.leg, weight=p.weight)
     if p.request is None:
@@ -103,6 +108,8 @@ async def _run_leg(legs: LegClients, p: LegPlan) -> tuple[common_pb2.LegReport, 
     t = time.perf_counter()
     shard_failures: list[tuple[str, str]] = []
     SHARD_FAILURES.set(shard_failures)  # this task's own context: filled by sharded stubs
+    details: list[str] = []
+    LEG_DETAIL.set(details)  # what the leg answered from (the vector leg's tier), filled by its answer
     timed_out = f"timed out after {p.budget_s:.2f}s"
     try:
         hits = await asyncio.wait_for(call_leg(legs, p), timeout=p.budget_s)
@@ -126,6 +133,7 @@ async def _run_leg(legs: LegClients, p: LegPlan) -> tuple[common_pb2.LegReport, 
         hits, report.status, report.reason = partial.hits, common_pb2.LEG_STATUS_PARTIAL, partial.reason
     report.latency_ms = (time.perf_counter() - t) * 1000
     report.hits = len(hits)
+    report.detail = "; ".join(details)
     return report, hits
 
 
@@ -177,6 +185,8 @@ def _hits(resp: Any, _leg: int) -> list[common_pb2.Hit]:
 
 
 def _vector_hits(resp: vector_pb2.VectorSearchResponse, _leg: int) -> list[common_pb2.Hit]:
+    if resp.tier and (details := LEG_DETAIL.get()) is not None:
+        details.append(f"tier {resp.tier}, model {resp.model}")
     if resp.partial:
         raise PartialResult(list(resp.hits), f"embedded {resp.embedded} of {resp.total} chunks so far")
     return list(resp.hits)

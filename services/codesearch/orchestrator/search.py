@@ -29,7 +29,7 @@ from codesearch.orchestrator.cache import QueryCache, cacheable, request_key
 from codesearch.orchestrator.fanout import FanOut, leg_budget, leg_name
 from codesearch.orchestrator.legs import LegClients
 from codesearch.orchestrator.plan import Plan, Scope, plan_search
-from codesearch.orchestrator.ranking import adaptive, boosts, diversity, penalties, topk
+from codesearch.orchestrator.ranking import adaptive, boosts, diversity, penalties, signals, topk
 from codesearch.orchestrator.ranking.confidence import confidence
 from codesearch.orchestrator.ranking.fusion import FusedHit, fuse, rrf_k
 from codesearch.orchestrator.registry import Registry
@@ -137,12 +137,14 @@ class SearchPipeline:
         stage_ms["topk"] = (time.perf_counter() - t) * 1000
 
         resp = _response(plan, answer, fused[:cut], reason)
+        coverage = adaptive.keyword_coverage(request.query, answer.hits_of(common_pb2.LEG_KEYWORD))
         resp.confidence = confidence(
             fused,
             plan.route.confidence,
-            plan.strategy == search_pb2.STRATEGY_DIRECT,
-            _answered(answer.reports),
-            adaptive.keyword_coverage(request.query, answer.hits_of(common_pb2.LEG_KEYWORD)),
+            coverage,
+            ranked_by_signals=_routed(plan) and signals.applies(plan.route.intent, coverage),
+            direct=plan.strategy == search_pb2.STRATEGY_DIRECT,
+            legs_answered=frozenset(_answered(answer.reports)),
         )
         for name, ms in stage_ms.items():
             resp.stage_ms[name] = ms
@@ -150,13 +152,17 @@ class SearchPipeline:
         return resp
 
     async def _rank(self, plan: Plan, answer: FanOut, query: str, preset: int) -> list[FusedHit]:
-        """Fusion, then the centrality boost, path penalties and per-file diversity (ranking/)."""
+        """Fusion, then the centrality boost; for routed meaning and name queries the ranking signals
+        (ranking/signals.py), otherwise path penalties and per-file diversity (ranking/)."""
         fused = fuse(answer.lists, rrf_k(preset, naive=plan.strategy == search_pb2.STRATEGY_NAIVE_RRF))
-        routed = plan.strategy not in (search_pb2.STRATEGY_FORCED, search_pb2.STRATEGY_NAIVE_RRF)
-        if boosts.wants_centrality(plan.route.intent, routed):
+        if boosts.wants_centrality(plan.route.intent, _routed(plan)):
             head = fused[: boosts.CENTRALITY_DEPTH]
             values = await fanout.centrality(self.legs, [f.hit.location for f in head])
             boosts.apply_centrality(fused, values + [0.0] * (len(fused) - len(head)))
+        coverage = adaptive.keyword_coverage(query, answer.hits_of(common_pb2.LEG_KEYWORD))
+        if _routed(plan) and signals.applies(plan.route.intent, coverage):
+            definitions = [h.location for h in answer.hits_of(common_pb2.LEG_DEFINITION)]
+            return signals.rank(fused, query, definitions, bool(penalties.TEST_WORDS.search(query)))
         penalties.apply_path_penalties(fused, query)
         return diversity.per_file_decay(fused)
 
@@ -195,6 +201,11 @@ def _adapt(plan: Plan, answer: FanOut, query: str) -> tuple[Plan, FanOut]:
             r.reason = why
     weights = {**plan.route.weights, "semantic": plan.route.weights["semantic"] * factor}
     return replace(plan, route=replace(plan.route, weights=weights)), FanOut(answer.reports, lists)
+
+
+def _routed(plan: Plan) -> bool:
+    """The router chose the legs (not a forced mode or the naive baseline)."""
+    return plan.strategy not in (search_pb2.STRATEGY_FORCED, search_pb2.STRATEGY_NAIVE_RRF)
 
 
 def _answered(reports: list[common_pb2.LegReport]) -> set[int]:

@@ -44,7 +44,7 @@ class PairEncoder:
     Uses the folder's tokenizer.json through `tokenizers` (no transformers import when serving)."""
 
     def __init__(self, model_dir: Path, max_length: int, query_max_tokens: int = QUERY_MAX_TOKENS) -> None:
-        from codesearch.vector.embedder import load_tokenizer, token_counter
+        from codesearch.common.models.tokenizer import load_tokenizer, token_counter
 
         self.tok = load_tokenizer(str(model_dir))
         self.count = token_counter(self.tok)  # without special tokens: rerank/text.py trims with these
@@ -149,7 +149,8 @@ def torch_scores(module: Any, batch: dict[str, np.ndarray]) -> np.ndarray:
 def export_onnx(model_dir: Path, cache_dir: Path, quantize: bool = False) -> Path:
     """The folder's model as ONNX under cache_dir (fp32, or int8 per channel when `quantize`), exported on first
     use from a freshly loaded copy."""
-    from codesearch.vector.onnx_export import cache_key, quantized
+    from codesearch.common.models.cache import cache_key
+    from codesearch.common.models.onnx_export import quantized
 
     dest = cache_dir / f"{cache_key(str(model_dir))}-gated" / "model.fp32.onnx"
     if not dest.is_file():
@@ -160,7 +161,7 @@ def export_onnx(model_dir: Path, cache_dir: Path, quantize: bool = False) -> Pat
 def _export_fp32(model_dir: Path, dest: Path) -> None:
     import torch
 
-    from codesearch.vector.onnx_export import trace_to_onnx
+    from codesearch.common.models.onnx_export import trace_to_onnx
 
     dest.parent.mkdir(parents=True, exist_ok=True)
     sample = PairEncoder(model_dir, 64).encode([("q", "def f(x):\n    return x"), ("a longer query", "t")])
@@ -175,7 +176,7 @@ class OnnxGated:
     def __init__(
         self, model_dir: Path, max_length: int, threads: int, cache_dir: Path, quantize: bool = False
     ) -> None:
-        from codesearch.vector.onnx_export import onnx_session
+        from codesearch.common.models.sessions import onnx_session
 
         self.session = onnx_session(export_onnx(model_dir, cache_dir, quantize), threads)
         self.encoder = PairEncoder(model_dir, max_length, int(read_config(model_dir)["query_max_tokens"]))

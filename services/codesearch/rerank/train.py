@@ -31,18 +31,14 @@ from pathlib import Path
 
 import numpy as np
 
+from codesearch.common.models.lookup import model_path
+from codesearch.common.models.threads import configure_torch_threads
 from codesearch.common.text import subwords
 from codesearch.common.walker import is_hidden, walk
 from codesearch.config import DEFAULT_MAX_FILE_BYTES, Settings
 from codesearch.rerank import gated
 from codesearch.rerank import text as rtext
-from codesearch.rerank.model import (
-    BLEND_FILE,
-    Blend,
-    configure_threads,
-    resolve_bi_encoder,
-    trained_model_dir,
-)
+from codesearch.rerank.model import BLEND_FILE, Blend, trained_model_dir
 
 log = logging.getLogger(__name__)
 
@@ -289,7 +285,7 @@ def new_cross_encoder(max_length: int, device: str) -> object:
     from sentence_transformers import CrossEncoder
 
     return CrossEncoder(
-        resolve_bi_encoder(BASE_MODEL),
+        model_path(BASE_MODEL),
         num_labels=1,
         max_length=max_length,
         device=device,
@@ -547,7 +543,7 @@ def train(
         raise ValueError(f"no source directory for repository {repository!r}: pass --path DIR")
     out = out_dir if out_dir is not None else trained_model_dir(settings)
     if device == "cpu":
-        configure_threads(settings.torch_threads)
+        configure_torch_threads(settings.torch_threads)
     rng = random.Random(SEED)
 
     defs = mine(root)
@@ -555,7 +551,7 @@ def train(
     defs = defs[:MAX_POOL]
     if len(defs) < 4 * (GROUP_NEGATIVES + 1):
         raise ValueError(f"only {len(defs)} documented definitions under {root}; too few to train on")
-    base = resolve_bi_encoder(BASE_MODEL)
+    base = model_path(BASE_MODEL)
     module = gated.new_module(base, device)
     encoder = gated.PairEncoder(Path(base), MAX_LENGTH)
     count = encoder.count

@@ -38,24 +38,30 @@ class VectorSearchRequest(_message.Message):
     def __init__(self, repositories: _Optional[_Iterable[str]] = ..., text: _Optional[str] = ..., vector: _Optional[_Iterable[float]] = ..., limit: _Optional[int] = ..., languages: _Optional[_Iterable[str]] = ..., path_glob: _Optional[str] = ...) -> None: ...
 
 class VectorSearchResponse(_message.Message):
-    __slots__ = ("hits", "partial", "embedded", "total")
+    __slots__ = ("hits", "partial", "embedded", "total", "tier", "model")
     HITS_FIELD_NUMBER: _ClassVar[int]
     PARTIAL_FIELD_NUMBER: _ClassVar[int]
     EMBEDDED_FIELD_NUMBER: _ClassVar[int]
     TOTAL_FIELD_NUMBER: _ClassVar[int]
+    TIER_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
     hits: _containers.RepeatedCompositeFieldContainer[_common_pb2.Hit]
     partial: bool
     embedded: int
     total: int
-    def __init__(self, hits: _Optional[_Iterable[_Union[_common_pb2.Hit, _Mapping]]] = ..., partial: _Optional[bool] = ..., embedded: _Optional[int] = ..., total: _Optional[int] = ...) -> None: ...
+    tier: str
+    model: str
+    def __init__(self, hits: _Optional[_Iterable[_Union[_common_pb2.Hit, _Mapping]]] = ..., partial: _Optional[bool] = ..., embedded: _Optional[int] = ..., total: _Optional[int] = ..., tier: _Optional[str] = ..., model: _Optional[str] = ...) -> None: ...
 
 class EmbedRequest(_message.Message):
-    __slots__ = ("texts", "is_query")
+    __slots__ = ("texts", "is_query", "tier")
     TEXTS_FIELD_NUMBER: _ClassVar[int]
     IS_QUERY_FIELD_NUMBER: _ClassVar[int]
+    TIER_FIELD_NUMBER: _ClassVar[int]
     texts: _containers.RepeatedScalarFieldContainer[str]
     is_query: bool
-    def __init__(self, texts: _Optional[_Iterable[str]] = ..., is_query: _Optional[bool] = ...) -> None: ...
+    tier: str
+    def __init__(self, texts: _Optional[_Iterable[str]] = ..., is_query: _Optional[bool] = ..., tier: _Optional[str] = ...) -> None: ...
 
 class Embedding(_message.Message):
     __slots__ = ("values",)
@@ -78,18 +84,52 @@ class GetVectorStatsRequest(_message.Message):
     def __init__(self, repositories: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class GetVectorStatsResponse(_message.Message):
-    __slots__ = ("repositories", "model", "dimensions", "backend", "unavailable_reason")
+    __slots__ = ("repositories", "model", "dimensions", "backend", "unavailable_reason", "tiers", "repository_tiers")
     REPOSITORIES_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     DIMENSIONS_FIELD_NUMBER: _ClassVar[int]
     BACKEND_FIELD_NUMBER: _ClassVar[int]
     UNAVAILABLE_REASON_FIELD_NUMBER: _ClassVar[int]
+    TIERS_FIELD_NUMBER: _ClassVar[int]
+    REPOSITORY_TIERS_FIELD_NUMBER: _ClassVar[int]
     repositories: _containers.RepeatedCompositeFieldContainer[_common_pb2.LegIndexStats]
     model: str
     dimensions: int
     backend: str
     unavailable_reason: str
-    def __init__(self, repositories: _Optional[_Iterable[_Union[_common_pb2.LegIndexStats, _Mapping]]] = ..., model: _Optional[str] = ..., dimensions: _Optional[int] = ..., backend: _Optional[str] = ..., unavailable_reason: _Optional[str] = ...) -> None: ...
+    tiers: _containers.RepeatedCompositeFieldContainer[VectorTier]
+    repository_tiers: _containers.RepeatedCompositeFieldContainer[RepositoryTier]
+    def __init__(self, repositories: _Optional[_Iterable[_Union[_common_pb2.LegIndexStats, _Mapping]]] = ..., model: _Optional[str] = ..., dimensions: _Optional[int] = ..., backend: _Optional[str] = ..., unavailable_reason: _Optional[str] = ..., tiers: _Optional[_Iterable[_Union[VectorTier, _Mapping]]] = ..., repository_tiers: _Optional[_Iterable[_Union[RepositoryTier, _Mapping]]] = ...) -> None: ...
+
+class VectorTier(_message.Message):
+    __slots__ = ("tier", "model", "dimensions", "backend", "unavailable_reason")
+    TIER_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    DIMENSIONS_FIELD_NUMBER: _ClassVar[int]
+    BACKEND_FIELD_NUMBER: _ClassVar[int]
+    UNAVAILABLE_REASON_FIELD_NUMBER: _ClassVar[int]
+    tier: str
+    model: str
+    dimensions: int
+    backend: str
+    unavailable_reason: str
+    def __init__(self, tier: _Optional[str] = ..., model: _Optional[str] = ..., dimensions: _Optional[int] = ..., backend: _Optional[str] = ..., unavailable_reason: _Optional[str] = ...) -> None: ...
+
+class RepositoryTier(_message.Message):
+    __slots__ = ("repository", "tier", "embedded", "total", "memory_bytes", "answering")
+    REPOSITORY_FIELD_NUMBER: _ClassVar[int]
+    TIER_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDED_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_BYTES_FIELD_NUMBER: _ClassVar[int]
+    ANSWERING_FIELD_NUMBER: _ClassVar[int]
+    repository: str
+    tier: str
+    embedded: int
+    total: int
+    memory_bytes: int
+    answering: bool
+    def __init__(self, repository: _Optional[str] = ..., tier: _Optional[str] = ..., embedded: _Optional[int] = ..., total: _Optional[int] = ..., memory_bytes: _Optional[int] = ..., answering: _Optional[bool] = ...) -> None: ...
 
 class DeleteVectorRepositoryRequest(_message.Message):
     __slots__ = ("repository",)

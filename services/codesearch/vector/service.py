@@ -1,8 +1,9 @@
-"""VectorService: dense retrieval over chunk embeddings, one usearch index per repository.
+"""VectorService: dense retrieval over chunk embeddings, one usearch index per repository and tier.
 
-Updates commit the chunk table at once and return how many chunks still need a vector; a background thread
-embeds them in batches (embedding cache first) and saves the index as it goes, so searches answer over what is
-embedded so far (partial=true) and a restart resumes the remaining work.
+Updates commit the chunk table with every chunk's static vector (vector/tiers.py) and return how many chunks
+the transformer tier still needs; a background thread embeds them in batches (embedding cache first) and saves
+the index as it goes. A search answers from the best tier complete in every repository it searches (partial=
+true only when no tier is), and a restart resumes the remaining work.
 """
 
 from __future__ import annotations
@@ -27,18 +28,21 @@ from codesearch.common.errors import (
 )
 from codesearch.common.filters import OVERSAMPLE, file_filter
 from codesearch.common.grpc_util import rpc
-from codesearch.common.index_update import IndexBatch, WriteLocks, apply_update_stream, update_result
+from codesearch.common.index_update import read_update_stream
 from codesearch.common.lifecycle import on_shutdown
 from codesearch.common.snapshot import list_repositories
 from codesearch.config import MAX_QUERY_CHARS, Settings
 from codesearch.v1 import common_pb2, vector_pb2, vector_pb2_grpc
+from codesearch.vector import tiers as vtiers
 from codesearch.vector.doc_text import DEFAULT_VARIANT
-from codesearch.vector.embedder import Embedder, EmbeddingCache, ModelUnavailable
-from codesearch.vector.store import RepoIndex
+from codesearch.vector.embedder import STATIC_BACKEND, Embedder, ModelUnavailable
+from codesearch.vector.embedding_cache import EmbeddingCache
+from codesearch.vector.store import Encode, Found, RepoIndex
 
 log = logging.getLogger(__name__)
 
 SERVICE = "vector"
+CACHE_FILE = "embeddings.sqlite"  # the embedding cache in the service's folder, unless configured elsewhere
 MAX_SEARCH_LIMIT = 1000  # the API's documented bound; the orchestrator asks for far fewer
 MAX_EMBED_TEXTS = 256  # per Embed call, as documented in vector.proto
 MAX_EMBED_TEXT_CHARS = 100_000  # the model reads ~1,000 characters; more is a mistake, not a document
@@ -56,9 +60,12 @@ _EMBEDDERS: dict[tuple[str, str, int], Embedder] = {}
 _EMBEDDERS_LOCK = threading.Lock()
 
 
-def shared_embedder(settings: Settings) -> Embedder:
+def shared_embedder(settings: Settings, tier: str = vtiers.TRANSFORMER) -> Embedder:
     """One loaded model per configuration per process (servers in tests and in one binary share it)."""
-    key = (settings.embed_model, settings.embed_backend, settings.torch_threads)
+    if tier == vtiers.STATIC:
+        key = (settings.static_model, STATIC_BACKEND, settings.torch_threads)
+    else:
+        key = (settings.embed_model, settings.embed_backend, settings.torch_threads)
     with _EMBEDDERS_LOCK:
         emb = _EMBEDDERS.get(key)
         if emb is None:
@@ -74,16 +81,21 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         self.settings = settings
         self.dir: Path = settings.service_dir(SERVICE)
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.embedder = shared_embedder(settings)
-        self.cache = EmbeddingCache(self.dir / "embeddings.sqlite")
+        self.embedders = _tier_embedders(settings)
+        self.tiers = tuple(self.embedders)  # worst to best
+        # The best tier's model: what Embed uses by default and GetVectorStats names first.
+        self.embedder = self.embedders[self.tiers[-1]]
+        self.model_ids = {tier: emb.model_id for tier, emb in self.embedders.items()}
+        cache_file = Path(settings.embedding_cache) if settings.embedding_cache else self.dir / CACHE_FILE
+        self.cache = EmbeddingCache(cache_file)
         self.doc_variant = doc_variant
         self._repos: dict[str, RepoIndex] = {}
         self._repos_lock = threading.Lock()
         self._wake = threading.Event()
-        self._write_locks = WriteLocks()
         self._stop = threading.Event()
         self._queries_lock = threading.Lock()
         self._queries_in_flight = 0
+        self._updates_in_flight = 0
         self.embedded_by_model = 0  # chunks the worker sent through the model (cache misses)
         self._worker = threading.Thread(target=self._run, name="vector-embedder", daemon=True)
         if start_worker:
@@ -102,7 +114,7 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         with self._repos_lock:
             r = self._repos.get(name)
             if r is None:
-                r = RepoIndex(self._root(name), name, self.embedder.model_id, self.doc_variant)
+                r = RepoIndex(self._root(name), name, self.model_ids, self.doc_variant)
                 if not r.exists and not create:
                     raise not_found(f"repository {name!r} has no vector index")
                 self._repos[name] = r
@@ -120,7 +132,8 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
 
     # ----- background embedding -----
     def _run(self) -> None:
-        self.embedder.load()
+        for emb in self.embedders.values():  # the static tier first: updates wait for it
+            emb.load()
         for name in list_repositories(self.dir):
             try:
                 self.repo(name)
@@ -129,60 +142,91 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         last_save = time.monotonic()
         while not self._stop.is_set():
             worked = False
-            if self.embedder.unavailable_reason == "":
-                with self._repos_lock:
-                    repos = [r for r in self._repos.values() if r.pending]
-                for r in repos:
+            with self._repos_lock:
+                repos = [r for r in self._repos.values() if r.pending]
+            for r in repos:
+                for tier in self._usable_tiers():
                     try:
-                        worked |= self._embed_step(r)
+                        worked |= self._embed_step(r, tier)
                         if not r.pending or time.monotonic() - last_save > SAVE_INTERVAL_S:
                             r.save()
                             last_save = time.monotonic()
                     except Exception:
-                        log.exception("embedding pending chunks of %s failed", r.repository)
+                        log.exception("embedding pending chunks of %s (%s tier) failed", r.repository, tier)
             if not worked:
                 self._wake.wait(IDLE_WAIT_S)
                 self._wake.clear()
 
-    def _embed_step(self, r: RepoIndex) -> bool:
-        todo = r.pending_texts(EMBED_BATCH)
+    def _usable_tiers(self) -> list[str]:
+        """Configured tiers whose model is loaded, worst to best."""
+        return [
+            t for t in self.tiers if self.embedders[t].loaded and not self.embedders[t].unavailable_reason
+        ]
+
+    def _embed_step(self, r: RepoIndex, tier: str) -> bool:
+        todo = r.pending_texts(tier, EMBED_BATCH)
         if not todo:
             return False
+        emb = self.embedders[tier]
         keys = [k for k, _, _ in todo]
         hashes = [h for _, h, _ in todo]
-        cached = self.cache.get_many(self.embedder.model_id, hashes)
+        cached = self.cache.get_many(emb.model_id, hashes)
         miss = [(h, t) for _, h, t in todo if h not in cached]
         if miss:
             uniq = dict(miss)
             texts = list(uniq.values())
             parts = []
             for i in range(0, len(texts), QUERY_YIELD_BATCH):
-                self._yield_to_queries()
-                parts.append(self.embedder.encode_documents(texts[i : i + QUERY_YIELD_BATCH]))
+                self._yield_to_foreground()
+                parts.append(emb.encode_documents(texts[i : i + QUERY_YIELD_BATCH]))
             vecs = np.concatenate(parts)
             fresh = list(zip(uniq.keys(), vecs, strict=True))
-            self.cache.put_many(self.embedder.model_id, fresh)
+            self.cache.put_many(emb.model_id, fresh)
             cached.update(fresh)
             self.embedded_by_model += len(uniq)
-        r.add_vectors(keys, np.stack([cached[h] for h in hashes]))
+        r.add_vectors(tier, keys, np.stack([cached[h] for h in hashes]))
         return True
 
-    def _encode_query_first(self, emb: Embedder, text: str) -> np.ndarray:
+    def _embed_now(self) -> dict[str, Encode]:
+        """The tiers an update embeds before it commits: the static one, when its model loads (the first time
+        on a machine that includes distilling it)."""
+        static = self.embedders.get(vtiers.STATIC)
+        if static is None or not static.load():
+            return {}
+        return {vtiers.STATIC: static.encode_documents}
+
+    def answering(self, repos: list[RepoIndex]) -> str:
+        """The one tier that answers a query over `repos` (vector/tiers.py)."""
+        usable = self._usable_tiers()
+        if not usable:
+            raise unavailable(
+                "; ".join(e.unavailable_reason or f"{t} model is loading" for t, e in self.embedders.items())
+            )
+        return vtiers.answering_tier([r.progress() for r in repos], usable)
+
+    def _encode_query_first(self, emb: object, text: str) -> np.ndarray:
         """Embeds a query while the background worker waits: on 2 cores two torch calls at once make the
         query wait for a whole document batch (measured 4.7 s instead of ~20 ms)."""
         with self._queries_lock:
             self._queries_in_flight += 1
         try:
-            return emb.encode_query(text)
+            return emb.encode_query(text)  # type: ignore[attr-defined, no-any-return]
         finally:
             with self._queries_lock:
                 self._queries_in_flight -= 1
 
-    def _yield_to_queries(self) -> None:
+    def _yield_to_foreground(self) -> None:
+        """Waits while an update is being applied (its static vectors and the other legs' indexing are what
+        the user waits for), and for queries in flight up to QUERY_YIELD_MAX_S."""
         waited = 0.0
-        while self._queries_in_flight and waited < QUERY_YIELD_MAX_S and not self._stop.is_set():
-            time.sleep(QUERY_YIELD_POLL_S)
-            waited += QUERY_YIELD_POLL_S
+        while not self._stop.is_set():
+            if self._updates_in_flight:
+                time.sleep(QUERY_YIELD_POLL_S)
+            elif self._queries_in_flight and waited < QUERY_YIELD_MAX_S:
+                time.sleep(QUERY_YIELD_POLL_S)
+                waited += QUERY_YIELD_POLL_S
+            else:
+                return
 
     def close(self) -> None:
         self._stop.set()
@@ -206,17 +250,18 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
                     repos = list(self._repos.values())
             if all(not r.pending for r in repos):
                 return True
-            if self.embedder.unavailable_reason:
+            if all(e.unavailable_reason for e in self.embedders.values()):
                 return False
             await asyncio.sleep(WAIT_IDLE_POLL_S)
         return False
 
-    async def _model(self) -> Embedder:
-        if not self.embedder.loaded:
-            await asyncio.to_thread(self.embedder.load)
-        if self.embedder.unavailable_reason:
-            raise unavailable(self.embedder.unavailable_reason)
-        return self.embedder
+    async def _model(self, tier: str) -> Embedder:
+        emb = self.embedders[tier]
+        if not emb.loaded:
+            await asyncio.to_thread(emb.load)
+        if emb.unavailable_reason:
+            raise unavailable(emb.unavailable_reason)
+        return emb
 
     # ----- RPCs -----
     @rpc
@@ -225,14 +270,34 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         request_iterator: AsyncIterator[vector_pb2.UpdateVectorIndexRequest],
         context: grpc.aio.ServicerContext,
     ) -> vector_pb2.UpdateVectorIndexResponse:
-        def apply(batch: IndexBatch) -> tuple[RepoIndex, int, int]:
-            r = self.repo(batch.repository, create=True)
-            return (r, *r.apply(batch, self.cache))
-
-        batch, (r, deleted, pending) = await apply_update_stream(request_iterator, self._write_locks, apply)
+        batch = await read_update_stream(request_iterator)
+        r = self.repo(batch.repository, create=True)
+        with self._queries_lock:
+            self._updates_in_flight += 1
+        try:
+            t0 = time.perf_counter()
+            embed_now = await asyncio.to_thread(self._embed_now)
+            deleted, pending = await asyncio.to_thread(r.apply, batch, self.cache, embed_now)
+            log.info(
+                "vector update of %s: %d chunks committed in %.1fs with %s vectors, %d chunks left to embed",
+                batch.repository,
+                len(r.rows),
+                time.perf_counter() - t0,
+                "+".join(embed_now) or "cached",
+                pending,
+            )
+        finally:
+            with self._queries_lock:
+                self._updates_in_flight -= 1
         self._wake.set()
         return vector_pb2.UpdateVectorIndexResponse(
-            result=update_result(batch, len(batch.files), deleted, len(r.rows), r.index_version),
+            result=common_pb2.IndexUpdateResult(
+                repository=batch.repository,
+                files_upserted=len(batch.files),
+                files_deleted=deleted,
+                chunks_total=len(r.rows),
+                index_version=r.index_version,
+            ),
             pending=pending,
         )
 
@@ -248,11 +313,17 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
             check_query(request.text, MAX_QUERY_CHARS, "text")
         flt = file_filter(request.languages, request.path_glob)
         repos = self._select(list(request.repositories))
-        emb = await self._model()
+        first = self.embedders[self.tiers[0]]  # a better tier answers only once loaded; never wait for it
+        if not first.loaded:
+            await asyncio.to_thread(first.load)
+        # One tier for the whole query, chosen once: an upgrade finishing meanwhile changes the next query.
+        tier = self.answering(repos)
+        emb = await self._model(tier)
         if request.vector:
             if len(request.vector) != emb.dims:
                 raise invalid(
-                    f"vector has {len(request.vector)} dimensions; the model {emb.model_id} has {emb.dims}"
+                    f"vector has {len(request.vector)} dimensions; the {tier} tier's model {emb.model_id} "
+                    f"has {emb.dims}"
                 )
             q = np.asarray(request.vector, dtype=np.float32)
             norm = float(np.linalg.norm(q))
@@ -264,30 +335,30 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         langs = {lang.lower() for lang in request.languages} or None
         fetch = request.limit * OVERSAMPLE if request.path_glob else request.limit
 
-        def search_all() -> list[tuple[str, object]]:
-            found: list[tuple[str, object]] = []
+        def search_all() -> list[tuple[str, Found]]:
+            found = []
             for r in repos:
-                hits = r.search(q, fetch, langs)
+                hits = r.search(tier, q, fetch, langs)
                 found += [(r.repository, f) for f in hits if flt.allows(f.meta.path, f.meta.language)]
             return found
 
         found = await asyncio.to_thread(search_all)
-        found.sort(key=lambda rf: -rf[1].score)  # type: ignore[attr-defined]
+        found.sort(key=lambda rf: -rf[1].score)
+        progress = [r.progress()[tier] for r in repos]
+        embedded, total = sum(e for e, _ in progress), sum(t for _, t in progress)
         resp = vector_pb2.VectorSearchResponse(
-            partial=any(r.pending for r in repos),
-            embedded=sum(r.embedded for r in repos),
-            total=sum(len(r.rows) for r in repos),
+            partial=embedded < total, embedded=embedded, total=total, tier=tier, model=emb.model_id
         )
         for rank, (repo, f) in enumerate(found[: request.limit]):
-            m = f.meta  # type: ignore[attr-defined]
+            m = f.meta
             resp.hits.append(
                 common_pb2.Hit(
                     location=common_pb2.Location(
                         repository=repo, path=m.path, start_line=m.start_line, end_line=m.end_line
                     ),
                     snippet=m.snippet,
-                    score=f.score,  # type: ignore[attr-defined]
-                    leg_scores=[common_pb2.LegScore(leg=common_pb2.LEG_VECTOR, rank=rank, score=f.score)],  # type: ignore[attr-defined]
+                    score=f.score,
+                    leg_scores=[common_pb2.LegScore(leg=common_pb2.LEG_VECTOR, rank=rank, score=f.score)],
                     found_by=[common_pb2.LEG_VECTOR],
                     language=m.language,
                     breadcrumb=list(m.breadcrumb),
@@ -310,7 +381,10 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
                 raise invalid(f"text {i} is empty")
             if len(t) > MAX_EMBED_TEXT_CHARS:
                 raise invalid(f"text {i} is {len(t)} characters; the limit is {MAX_EMBED_TEXT_CHARS}")
-        emb = await self._model()
+        tier = request.tier or self.tiers[-1]
+        if tier not in self.embedders:
+            raise invalid(f"tier {tier!r} is not configured; configured: {', '.join(self.tiers)}")
+        emb = await self._model(tier)
         if request.is_query:
             vecs = await asyncio.to_thread(lambda: np.stack([emb.encode_query(t) for t in texts]))
         else:
@@ -324,13 +398,32 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         self, request: vector_pb2.GetVectorStatsRequest, context: grpc.aio.ServicerContext
     ) -> vector_pb2.GetVectorStatsResponse:
         repos = self._select(list(request.repositories))
-        emb = self.embedder
-        reason = emb.unavailable_reason or ("" if emb.loaded else "embedding model is loading")
+        infos = [_tier_info(t, self.embedders[t]) for t in self.tiers]
+        best = infos[-1]
         resp = vector_pb2.GetVectorStatsResponse(
-            model=emb.model_id, dimensions=emb.dims, backend=emb.backend_name, unavailable_reason=reason
+            model=best.model,
+            dimensions=best.dimensions,
+            backend=best.backend,
+            unavailable_reason=best.unavailable_reason,
+            tiers=infos,
         )
+        usable = self._usable_tiers()
         for r in repos:
             disk = await asyncio.to_thread(r.disk_bytes)
+            progress, memory = r.progress(), r.memory_bytes()
+            answers = vtiers.answering_tier([progress], usable) if usable else ""
+            for t in self.tiers:
+                resp.repository_tiers.append(
+                    vector_pb2.RepositoryTier(
+                        repository=r.repository,
+                        tier=t,
+                        embedded=progress[t][0],
+                        total=progress[t][1],
+                        memory_bytes=memory[t],
+                        answering=t == answers,
+                    )
+                )
+            tiers_text = ", ".join(f"{t} {progress[t][0]}/{progress[t][1]}" for t in self.tiers)
             resp.repositories.append(
                 common_pb2.LegIndexStats(
                     repository=r.repository,
@@ -338,8 +431,8 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
                     items=len(r.rows),
                     disk_bytes=disk,
                     index_version=r.index_version,
-                    detail=f"model {emb.model_id}, {emb.dims} dims, {r.embedded} embedded, doc text {self.doc_variant}",
-                    pending=len(r.pending),
+                    detail=f"answers from {answers or 'no tier yet'} ({tiers_text}), doc text {self.doc_variant}",
+                    pending=r.pending,
                 )
             )
         return resp
@@ -352,9 +445,30 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         with self._repos_lock:
             r = self._repos.pop(name, None)
         if r is None:
-            r = RepoIndex(self._root(name), name, self.embedder.model_id, self.doc_variant)
+            r = RepoIndex(self._root(name), name, self.model_ids, self.doc_variant)
         deleted = await asyncio.to_thread(r.delete)
         return vector_pb2.DeleteVectorRepositoryResponse(deleted=deleted)
+
+
+def _tier_embedders(settings: Settings) -> dict[str, Embedder]:
+    """{tier: its model}, worst to best. A transformer tier configured with the static model itself is the
+    static tier already, so it is left out."""
+    names = vtiers.parse_tiers(settings.vector_tiers)
+    embedders = {t: shared_embedder(settings, t) for t in names}
+    if len(embedders) > 1 and embedders[vtiers.STATIC].model_id == embedders[vtiers.TRANSFORMER].model_id:
+        del embedders[vtiers.TRANSFORMER]
+    return embedders
+
+
+def _tier_info(tier: str, emb: Embedder) -> vector_pb2.VectorTier:
+    reason = emb.unavailable_reason or ("" if emb.loaded else f"{tier} model is loading")
+    return vector_pb2.VectorTier(
+        tier=tier,
+        model=emb.model_id,
+        dimensions=emb.dims,
+        backend=emb.backend_name,
+        unavailable_reason=reason,
+    )
 
 
 def add_servicer(server: grpc.aio.Server, servicer: VectorServicer) -> list[str]:

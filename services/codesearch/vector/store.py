@@ -1,58 +1,50 @@
-"""One repository's vector index: a chunk table and a usearch index in a SnapshotDir generation.
+"""One repository's vector index: a chunk table and a usearch index per tier in a SnapshotDir generation.
 
 Generation folder:
     chunks.sqlite                 chunks(key -> path, lines, language, hashes, symbol, breadcrumb, snippet, doc text)
                                   and meta (index_version, next_key, files)
-    vectors-<model digest>.usearch  vectors of the chunks embedded so far, usearch key = chunk key
+    vectors-<model digest>.usearch  one per tier (vector/tiers.py): its vectors so far, usearch key = chunk key
 
-The chunk table is committed atomically with each update (SnapshotDir). Vectors fill in afterwards: the
-background embedder adds them to the in-memory index and saves it into the live generation with an atomic file
-replace. A chunk is pending while its key is not in the index, so a restart resumes exactly where it stopped
+The chunk table is committed atomically with each update (SnapshotDir), together with the vectors of every tier
+embedded inside the update (the static tier: all of them). The other tiers fill in afterwards: the background
+embedder adds to the in-memory index and saves it into the live generation with an atomic file replace. A chunk
+is pending in a tier while its key is not in that tier's index, so a restart resumes exactly where it stopped
 (and finds most of the lost work in the embedding cache). The index file name carries a digest of the model id:
-a file of another model at open means the model changed, and it is dropped and every chunk re-embedded.
-Keys are never reused within a repository; an unchanged chunk keeps its key (and vector) across updates.
+a file of no configured model at open means a model changed, and it is dropped and its chunks re-embedded.
+Keys are never reused within a repository; an unchanged chunk keeps its key (and vectors) across updates.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import os
 import shutil
 import sqlite3
 import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from usearch.index import Index, MetricKind
 
 from codesearch.common.index_update import IndexBatch
 from codesearch.common.snapshot import SnapshotDir
-from codesearch.common.sqlite_batches import in_batches
-from codesearch.v1 import common_pb2
 from codesearch.vector.doc_text import DEFAULT_VARIANT, doc_text
-from codesearch.vector.embedder import EmbeddingCache, text_hash
+from codesearch.vector.embedding_cache import SQLITE_MAX_PARAMS, EmbeddingCache, text_hash
+from codesearch.vector.tier_index import (
+    HNSW_EXPANSION_ADD,
+    STATIC_EXPANSION_ADD,
+    TierVectors,
+    new_index,
+    restore_index,
+)
 
 log = logging.getLogger(__name__)
 
 CHUNKS_DB = "chunks.sqlite"
+EXPANSION_ADD_BY_TIER = {"static": STATIC_EXPANSION_ADD}  # other tiers build in the background at full beam
 SNIPPET_LINES = 6  # enough to show the signature and docstring summary of a hit
 FALLBACK_WINDOW_LINES = 40  # a file sent without chunks is cut into windows the model can read most of
-INDEX_DTYPE = "f32"  # exact scores; f16/i8 are smaller but not yet shown to keep recall (bench.py)
-# Measured with 300 real queries (bench/vector_recall.py). On the stdlib's 19,016 real chunk embeddings:
-# M=16/ef=64 recall@10 0.952 (0.61 ms), M=16/ef=128 0.978 (0.80 ms), M=32/ef=128 0.981 (1.32 ms),
-# M=32/ef=256 0.990 (2.68 ms); exact numpy 4.0 ms. Grown to 100,000 (real + synthetic neighbours, --grow-to), build
-# beam 128: M=32/ef=128 0.962 (1.42 ms), M=32/ef=256 0.981 (2.54 ms); build beam 256: M=32/ef=96 0.972 (1.28 ms),
-# ef=128 0.980 (1.80 ms, recall@50 0.971), ef=256 0.989 (3.1 ms); exact numpy 12-16 ms. HNSW only answers above
-# EXACT_SEARCH_MAX; the wider build beam (145 s instead of ~60 s for 100k on 2 cores) buys recall 0.98 under 2 ms.
-HNSW_CONNECTIVITY = 32
-HNSW_EXPANSION_ADD = 256
-HNSW_EXPANSION_SEARCH = 128
-# Up to this many vectors an exact scan answers (4.0 ms at 19k, measured above) and never misses; above it, HNSW.
-EXACT_SEARCH_MAX = 20_000
-FILTER_OVERSAMPLE = 8  # with a language filter, over-fetch from HNSW this many times before filtering
 
 
 @dataclass(frozen=True)
@@ -75,21 +67,6 @@ class Found:
     meta: ChunkMeta
 
 
-def vectors_file_name(model_id: str) -> str:
-    return f"vectors-{hashlib.sha256(model_id.encode()).hexdigest()[:16]}.usearch"
-
-
-def new_index(dims: int) -> Index:
-    return Index(
-        ndim=dims,
-        metric=MetricKind.Cos,
-        dtype=INDEX_DTYPE,
-        connectivity=HNSW_CONNECTIVITY,
-        expansion_add=HNSW_EXPANSION_ADD,
-        expansion_search=HNSW_EXPANSION_SEARCH,
-    )
-
-
 def _snippet(text: str) -> str:
     return "\n".join(text.splitlines()[:SNIPPET_LINES])
 
@@ -108,26 +85,34 @@ CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT);
 """
 
 
+Encode = Callable[[list[str]], np.ndarray]  # doc texts -> unit vectors, one row each
+
+
 class RepoIndex:
-    """A repository's chunks and vectors. Thread-safe; every method may block (call from a worker thread)."""
+    """A repository's chunks and its vectors per tier. Thread-safe; every method may block (worker threads).
+
+    `lock` guards the live state (rows, tiers, generation) and is held only briefly; `update_lock` serialises
+    updates, whose embedding may take seconds while searches go on."""
 
     def __init__(
-        self, root: Path, repository: str, model_id: str, doc_variant: str = DEFAULT_VARIANT
+        self, root: Path, repository: str, model_ids: Mapping[str, str], doc_variant: str = DEFAULT_VARIANT
     ) -> None:
         self.repository = repository
-        self.model_id = model_id
         self.doc_variant = doc_variant
         self.snap = SnapshotDir(root)
         self.lock = threading.RLock()
+        self.update_lock = threading.Lock()
         self.gen: Path | None = None
         self.rows: dict[int, ChunkMeta] = {}
-        self.pending: set[int] = set()
+        self.tiers = {
+            tier: TierVectors(
+                tier, model_id, expansion_add=EXPANSION_ADD_BY_TIER.get(tier, HNSW_EXPANSION_ADD)
+            )
+            for tier, model_id in model_ids.items()
+        }
         self.files = 0
         self.index_version = 0
         self.next_key = 1
-        self.index: Index | None = None
-        self._index_is_view = False
-        self.dirty = False
         self.model_changed_from = ""
         self._open()
 
@@ -139,7 +124,6 @@ class RepoIndex:
         db = _connect(gen / CHUNKS_DB)
         try:
             meta = dict(db.execute("SELECT name, value FROM meta").fetchall())
-            db.row_factory = sqlite3.Row  # columns by name below
             rows = db.execute(
                 "SELECT key, path, start_line, end_line, language, content_hash, symbol, breadcrumb, snippet,"
                 " doc_hash FROM chunks"
@@ -151,65 +135,62 @@ class RepoIndex:
         self.next_key = int(meta.get("next_key", 1))
         self.files = int(meta.get("files", 0))
         self.rows = {
-            r["key"]: ChunkMeta(
-                path=r["path"],
-                start_line=r["start_line"],
-                end_line=r["end_line"],
-                language=r["language"] or "",
-                content_hash=r["content_hash"] or "",
-                symbol=r["symbol"] or "",
-                breadcrumb=tuple(json.loads(r["breadcrumb"] or "[]")),
-                snippet=r["snippet"] or "",
-                doc_hash=r["doc_hash"],
+            r[0]: ChunkMeta(
+                r[1],
+                r[2],
+                r[3],
+                r[4] or "",
+                r[5] or "",
+                r[6] or "",
+                tuple(json.loads(r[7] or "[]")),
+                r[8] or "",
+                r[9],
             )
             for r in rows
         }
-        mine = gen / vectors_file_name(self.model_id)
-        others = [p for p in gen.glob("vectors-*.usearch") if p.name != mine.name]
-        if others and not mine.exists():
+        mine = {t.file_name for t in self.tiers.values()}
+        others = [p for p in gen.glob("vectors-*.usearch") if p.name not in mine]
+        if others:
             self.model_changed_from = others[0].name
             log.warning(
-                "vector index of %s was built with another embedding model (%s); model is now %r: "
-                "dropping %d old vector files and re-embedding %d chunks",
+                "vector index of %s holds vectors of a model no longer configured (%s): dropping %d files",
                 self.repository,
                 others[0].name,
-                self.model_id,
                 len(others),
-                len(self.rows),
             )
         for p in others:
             p.unlink(missing_ok=True)
-        if mine.exists():
-            self.index = Index.restore(str(mine), view=True)
-            # A saved index does not keep its search beam: a restored one searches at usearch's default (64),
-            # which at 100k vectors is recall@10 0.907 instead of 0.981 (bench/vector_recall.py).
-            self.index.expansion_search = HNSW_EXPANSION_SEARCH  # type: ignore[misc,union-attr]  # usearch stub: no setter
-            self._index_is_view = True
-        self.pending = self._missing(self.index, self.rows)
-
-    @staticmethod
-    def _missing(index: Index | None, rows: dict[int, ChunkMeta]) -> set[int]:
-        if not rows:
-            return set()
-        keys = np.fromiter(rows.keys(), dtype=np.uint64, count=len(rows))
-        if index is None or len(index) == 0:
-            return {int(k) for k in keys}
-        present = np.asarray(index.contains(keys), dtype=bool)
-        return {int(k) for k in keys[~present]}
+        keys = list(self.rows)
+        for t in self.tiers.values():
+            if (gen / t.file_name).exists():
+                t.index, t.is_view = restore_index(gen / t.file_name), True
+            t.pending = t.missing(keys)
 
     @property
     def exists(self) -> bool:
         return self.gen is not None
 
     @property
-    def embedded(self) -> int:
-        return len(self.rows) - len(self.pending)
+    def pending(self) -> int:
+        """Chunks some tier still has to embed (background work left)."""
+        with self.lock:
+            return sum(len(t.pending) for t in self.tiers.values())
+
+    def progress(self) -> dict[str, tuple[int, int]]:
+        """{tier: (chunks embedded, chunks)}."""
+        with self.lock:
+            total = len(self.rows)
+            return {name: (total - len(t.pending), total) for name, t in self.tiers.items()}
 
     # ----- updates -----
-    def apply(self, batch: IndexBatch, cache: EmbeddingCache) -> tuple[int, int]:
-        """Commits one update; vectors found in the cache go in at once. Returns (files_deleted, pending)."""
-        with self.lock:
-            old = self.rows
+    def apply(
+        self, batch: IndexBatch, cache: EmbeddingCache, embed_now: Mapping[str, Encode] | None = None
+    ) -> tuple[int, int]:
+        """Commits one update. Every tier takes its cached vectors at once; the tiers in `embed_now` embed the
+        rest inside the update too, so they are complete when it commits. Returns (files_deleted, pending)."""
+        with self.update_lock:
+            with self.lock:
+                old, gen_before, next_key = self.rows, self.gen, self.next_key
             touched = {f.path for f in batch.files} | set(batch.deleted_paths)
             if batch.replace_all:
                 keep: dict[int, ChunkMeta] = {}
@@ -220,7 +201,6 @@ class RepoIndex:
             by_ident = {(m.path, m.start_line, m.end_line, m.doc_hash): k for k, m in reusable.items()}
             rows = dict(keep)
             texts: dict[int, str] = {}
-            next_key = self.next_key
             for f in batch.files:
                 for path, start, end, lang, chash, text, crumbs, symbol in _file_chunks(f):
                     dt = doc_text(path, text, crumbs, symbol, self.doc_variant)
@@ -238,83 +218,98 @@ class RepoIndex:
             files_deleted = (
                 len(old_paths - new_paths) if batch.replace_all else len(set(batch.deleted_paths) & old_paths)
             )
-
-            with self.snap.building() as building:
-                db_path = building / CHUNKS_DB
-                if self.gen is not None:
-                    shutil.copyfile(self.gen / CHUNKS_DB, db_path)
-                db = _connect(db_path)
-                try:
-                    db.executescript(_SCHEMA)
-                    db.execute("BEGIN")
-                    db.executemany("DELETE FROM chunks WHERE key = ?", [(k,) for k in removed])
-                    db.executemany(
-                        "INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                        [
-                            (
-                                k,
-                                m.path,
-                                m.start_line,
-                                m.end_line,
-                                m.language,
-                                m.content_hash,
-                                m.symbol,
-                                json.dumps(list(m.breadcrumb)),
-                                m.snippet,
-                                m.doc_hash,
-                                texts[k],
-                            )
-                            for k, m in ((k, rows[k]) for k in texts)
-                        ],
-                    )
-                    meta = {
-                        "index_version": batch.index_version,
-                        "next_key": next_key,
-                        "files": len(new_paths),
-                    }
-                    db.executemany(
-                        "INSERT OR REPLACE INTO meta VALUES (?, ?)", [(n, str(v)) for n, v in meta.items()]
-                    )
-                    db.execute("COMMIT")
-                finally:
-                    db.close()
-                cached = cache.get_many(self.model_id, [rows[k].doc_hash for k in texts])
-                index = self.index.copy() if self.index is not None else None
-                if index is not None and removed:
-                    present = [k for k in removed if k in index]
-                    if present:
-                        index.remove(np.asarray(present, dtype=np.uint64))
-                hit_keys = [k for k in texts if rows[k].doc_hash in cached]
-                if hit_keys:
-                    vecs = np.stack([cached[rows[k].doc_hash] for k in hit_keys])
-                    if index is None:
-                        index = new_index(vecs.shape[1])
-                    index.add(np.asarray(hit_keys, dtype=np.uint64), vecs)
-                if index is not None:
-                    index.save(str(building / vectors_file_name(self.model_id)))
+            building = self.snap.begin()
+            try:
+                self._write_chunks(building, gen_before, rows, texts, removed, batch.index_version, next_key)
+                with self.lock:
+                    indexes = {name: t.next_index(removed) for name, t in self.tiers.items()}
+                for name, t in self.tiers.items():
+                    fill = _vectors_for(texts, rows, cache, t.model_id, (embed_now or {}).get(name))
+                    if fill:
+                        keys = list(fill)
+                        if indexes[name] is None:
+                            indexes[name] = new_index(len(next(iter(fill.values()))), t.expansion_add)
+                        indexes[name].add(
+                            np.asarray(keys, dtype=np.uint64), np.stack([fill[k] for k in keys])
+                        )
+                    if indexes[name] is not None:
+                        indexes[name].save(str(building / t.file_name))
                 gen = self.snap.commit(building)
-            self.gen = gen
-            self.rows = rows
-            self.index = index
-            self._index_is_view = False
-            self.dirty = False
-            self.files = len(new_paths)
-            self.index_version = batch.index_version
-            self.next_key = next_key
-            self.pending = self._missing(index, rows)
-            return files_deleted, len(self.pending)
+            except BaseException:
+                self.snap.abort(building)
+                raise
+            with self.lock:
+                self.gen, self.rows = gen, rows
+                keys = list(rows)
+                for name, t in self.tiers.items():
+                    t.index, t.is_view, t.dirty = indexes[name], False, False
+                    t.pending = t.missing(keys)
+                self.files = len(new_paths)
+                self.index_version = batch.index_version
+                self.next_key = next_key
+            return files_deleted, self.pending
+
+    @staticmethod
+    def _write_chunks(
+        building: Path,
+        gen_before: Path | None,
+        rows: dict[int, ChunkMeta],
+        texts: dict[int, str],
+        removed: list[int],
+        index_version: int,
+        next_key: int,
+    ) -> None:
+        """The new generation's chunk table: the previous one, less `removed`, plus the chunks in `texts`."""
+        db_path = building / CHUNKS_DB
+        if gen_before is not None:
+            shutil.copyfile(gen_before / CHUNKS_DB, db_path)
+        db = _connect(db_path)
+        try:
+            db.executescript(_SCHEMA)
+            db.execute("BEGIN")
+            db.executemany("DELETE FROM chunks WHERE key = ?", [(k,) for k in removed])
+            db.executemany(
+                "INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                [
+                    (
+                        k,
+                        m.path,
+                        m.start_line,
+                        m.end_line,
+                        m.language,
+                        m.content_hash,
+                        m.symbol,
+                        json.dumps(list(m.breadcrumb)),
+                        m.snippet,
+                        m.doc_hash,
+                        texts[k],
+                    )
+                    for k, m in ((k, rows[k]) for k in texts)
+                ],
+            )
+            files = len({m.path for m in rows.values()})
+            meta = {"index_version": index_version, "next_key": next_key, "files": files}
+            db.executemany(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)", [(n, str(v)) for n, v in meta.items()]
+            )
+            db.execute("COMMIT")
+        finally:
+            db.close()
 
     # ----- progressive embedding -----
-    def pending_texts(self, limit: int) -> list[tuple[int, str, str]]:
-        """Up to `limit` pending chunks as (key, doc hash, doc text), in key order (file order of the update)."""
+    def pending_texts(self, tier: str, limit: int) -> list[tuple[int, str, str]]:
+        """Up to `limit` chunks pending in `tier` as (key, doc hash, doc text), in key order (file order)."""
         with self.lock:
-            if not self.pending or self.gen is None:
+            t = self.tiers[tier]
+            if not t.pending or self.gen is None:
                 return []
-            keys = sorted(self.pending)[:limit]
+            keys = sorted(t.pending)[:limit]
             db = _connect(self.gen / CHUNKS_DB)
         try:
             out: list[tuple[int, str, str]] = []
-            for part, marks in in_batches(keys):
+            for i in range(0, len(keys), SQLITE_MAX_PARAMS):
+                part = keys[i : i + SQLITE_MAX_PARAMS]
+                marks = ",".join("?" * len(part))
                 out += db.execute(
                     f"SELECT key, doc_hash, doc_text FROM chunks WHERE key IN ({marks})", part
                 ).fetchall()
@@ -322,80 +317,37 @@ class RepoIndex:
         finally:
             db.close()
 
-    def add_vectors(self, keys: list[int], vectors: np.ndarray) -> int:
-        """Adds vectors of chunks still pending (an update may have removed some meanwhile). Returns how many."""
+    def add_vectors(self, tier: str, keys: list[int], vectors: np.ndarray) -> int:
+        """Adds vectors of chunks still pending in `tier`. Returns how many were added."""
         with self.lock:
-            if self.index is not None and self.index.ndim != vectors.shape[1]:
-                log.warning(
-                    "vector index of %s has %d dims but model %r gives %d: dropping it and re-embedding %d chunks",
-                    self.repository,
-                    self.index.ndim,
-                    self.model_id,
-                    vectors.shape[1],
-                    len(self.rows),
-                )
-                self.index, self._index_is_view = None, False
-                self.pending = set(self.rows)
-            pairs = [(k, i) for i, k in enumerate(keys) if k in self.pending]
-            if not pairs:
-                return 0
-            if self.index is None:
-                self.index = new_index(vectors.shape[1])
-            elif self._index_is_view:
-                self.index = self.index.copy()
-                self._index_is_view = False
-            self.index.add(np.asarray([k for k, _ in pairs], dtype=np.uint64), vectors[[i for _, i in pairs]])
-            self.pending.difference_update(k for k, _ in pairs)
-            self.dirty = True
-            return len(pairs)
+            t = self.tiers[tier]
+            added = t.add(keys, vectors)
+            if added < 0:  # another model's dimensions: every chunk is pending again
+                t.pending = set(self.rows)
+                added = t.add(keys, vectors)
+            return added
 
     def save(self) -> None:
-        """Writes the in-memory index into the live generation (atomic replace), when it changed."""
+        """Writes every changed tier index into the live generation."""
         with self.lock:
-            if not self.dirty or self.index is None or self.gen is None:
-                return
-            final = self.gen / vectors_file_name(self.model_id)
-            tmp = final.with_suffix(".usearch.tmp")
-            self.index.save(str(tmp))
-            with open(tmp, "rb") as fh:
-                os.fsync(fh.fileno())
-            os.replace(tmp, final)
-            self.dirty = False
+            if self.gen is not None:
+                for t in self.tiers.values():
+                    t.save_into(self.gen)
 
     # ----- search -----
-    def search(self, query: np.ndarray, count: int, languages: set[str] | None = None) -> list[Found]:
+    def search(
+        self, tier: str, query: np.ndarray, count: int, languages: set[str] | None = None
+    ) -> list[Found]:
+        """The nearest chunks in one tier (the query embedded by that tier's model)."""
         with self.lock:
-            index = self.index
-            if index is None or len(index) == 0 or index.ndim != len(query):
-                return []
-            if languages:
-                allowed = [
-                    k for k, m in self.rows.items() if m.language in languages and k not in self.pending
-                ]
-                if not allowed:
-                    return []
-                if len(allowed) <= EXACT_SEARCH_MAX:
-                    keys = np.asarray(allowed, dtype=np.uint64)
-                    vecs = np.asarray(index.get(keys, dtype=np.float32), dtype=np.float32).reshape(  # type: ignore[arg-type]  # usearch takes numpy dtypes
-                        len(keys), -1
-                    )
-                    scores = vecs @ query.astype(np.float32)
-                    top = np.argsort(-scores)[:count]
-                    return [Found(int(keys[i]), float(scores[i]), self.rows[int(keys[i])]) for i in top]
-                fetch = min(len(index), count * FILTER_OVERSAMPLE)
-                matches = index.search(query, fetch)
-                out = [
-                    Found(int(k), 1.0 - float(d), self.rows[int(k)])
-                    for k, d in zip(matches.keys, matches.distances, strict=True)
-                    if int(k) in self.rows and self.rows[int(k)].language in languages
-                ]
-                return out[:count]
-            matches = index.search(query, min(count, len(index)), exact=len(index) <= EXACT_SEARCH_MAX)
-            return [
-                Found(int(k), 1.0 - float(d), self.rows[int(k)])
-                for k, d in zip(matches.keys, matches.distances, strict=True)
-                if int(k) in self.rows
-            ]
+            rows = self.rows
+            found = self.tiers[tier].search(query, count, languages, rows)
+            return [Found(k, score, rows[k]) for k, score in found]
+
+    def memory_bytes(self) -> dict[str, int]:
+        """{tier: bytes its index takes in memory (vectors and graph)}."""
+        with self.lock:
+            return {name: t.memory_bytes() for name, t in self.tiers.items()}
 
     def disk_bytes(self) -> int:
         gen = self.gen
@@ -404,36 +356,59 @@ class RepoIndex:
         return sum(p.stat().st_size for p in gen.iterdir() if p.is_file())
 
     def delete(self) -> bool:
-        with self.lock:
-            self.rows, self.pending, self.index, self.gen = {}, set(), None, None
+        with self.update_lock, self.lock:
+            self.rows, self.gen = {}, None
+            for t in self.tiers.values():
+                t.index, t.pending, t.is_view, t.dirty = None, set(), False, False
             return self.snap.delete()
 
 
-def _file_chunks(f: common_pb2.IndexedFile) -> list[tuple[str, int, int, str, str, str, list[str], str]]:
+def _vectors_for(
+    texts: dict[int, str],
+    rows: dict[int, ChunkMeta],
+    cache: EmbeddingCache,
+    model_id: str,
+    encode: Encode | None,
+) -> dict[int, np.ndarray]:
+    """Vectors of the new chunks `texts` for one model: from the cache, and the rest from `encode` when given
+    (then cached too). Texts repeated across chunks are embedded once."""
+    if not texts:
+        return {}
+    cached = cache.get_many(model_id, [rows[k].doc_hash for k in texts])
+    if encode is not None:
+        todo = {rows[k].doc_hash: t for k, t in texts.items() if rows[k].doc_hash not in cached}
+        if todo:
+            fresh = list(zip(todo, encode(list(todo.values())), strict=True))
+            cache.put_many(model_id, fresh)
+            cached.update(fresh)
+    return {k: cached[rows[k].doc_hash] for k in texts if rows[k].doc_hash in cached}
+
+
+def _file_chunks(f: object) -> list[tuple[str, int, int, str, str, str, list[str], str]]:
     """(path, start, end, language, content hash, text, breadcrumb, symbol) of a file's chunks.
 
     A file sent without chunks is cut into fixed windows so it is still searchable.
     """
     out = []
-    for c in f.chunks:
+    for c in f.chunks:  # type: ignore[attr-defined]
         out.append(
             (
                 c.path or f.path,
                 c.start_line,
                 c.end_line,
-                c.language or f.language,
+                c.language or f.language,  # type: ignore[attr-defined]
                 c.content_hash or text_hash(c.text),
                 c.text,
                 list(c.breadcrumb),
                 c.symbol,
             )
         )
-    if out or not f.content:
+    if out or not f.content:  # type: ignore[attr-defined]
         return out
-    lines = f.content.decode("utf-8", "replace").splitlines()
+    lines = f.content.decode("utf-8", "replace").splitlines()  # type: ignore[attr-defined]
     for i in range(0, len(lines), FALLBACK_WINDOW_LINES):
         text = "\n".join(lines[i : i + FALLBACK_WINDOW_LINES])
         if text.strip():
             end = min(len(lines), i + FALLBACK_WINDOW_LINES)
-            out.append((f.path, i + 1, end, f.language, text_hash(text), text, [], ""))
+            out.append((f.path, i + 1, end, f.language, text_hash(text), text, [], ""))  # type: ignore[attr-defined]
     return out

@@ -1,4 +1,4 @@
-"""The confidence that the top hit is right: a logistic model over signals of the answer itself."""
+"""The confidence that the top hit is right: logistic models over signals of the answer itself."""
 
 from __future__ import annotations
 
@@ -7,50 +7,91 @@ import math
 from codesearch.orchestrator.ranking.fusion import FusedHit
 from codesearch.v1 import common_pb2
 
-# Logistic model of "the top hit is right", fit (sklearn LogisticRegression, C=1) on the dev and paraphrase sets'
-# tune halves with the keyword-coverage signal (adaptive.py): AUROC 0.953 on the held-out check halves (0.911 on
-# the dev check half alone). The top hit's cosine and BM25 score were dropped: with the vector leg cancelled for
-# word-for-word answers, cosine fitted a negative weight (it marks the harder queries) and BM25 added 0.003.
-CONF_BIAS = -2.699
-CONF_MARGIN = 1.26  # relative margin between the first two fused scores: a clear winner is usually right
-CONF_AGREEMENT = 0.256  # share of the legs that answered which also found the top hit
-CONF_INTENT = 0.657  # the router's confidence in the intent
-CONF_DIRECT = 2.246  # one structural leg answered a confidently recognised question (where is X defined...)
-CONF_STRUCTURAL = (
-    2.609  # the top hit came from an exact leg: definitions, call sites, dependents or a literal match
+# The model for answers ranked by ranking/signals.py (meaning questions and names): "the top hit is right" (hit@1),
+# refit with eval/confidence_fit.py (sklearn LogisticRegression, C=1) on the polyglot FIT repositories and the
+# stdlib sets' tune halves (their signal-ranked answers), over the offline ranking of the keyword + graph legs.
+# Features kept where 5-fold cross-validation on that training set lost AUROC without them (0.879 with these
+# four; the router's confidence, keyword coverage, a bare name, leg agreement and path-word boosts added nothing).
+# Held-out repositories, same answers, offline: AUROC 0.832 (the single model before this refit: 0.673).
+CONF_BIAS = -2.007
+CONF_WEIGHTS: tuple[float, ...] = (2.538, 1.469, 1.803, 2.507)  # one per FEATURES entry, in order
+FEATURES = (
+    "margin",  # relative margin between the first two scores: a clear winner is usually right
+    "defines",  # the top hit defines the name the query asks about (signals.py)
+    "file_share",  # share of the first results in the top hit's file: the answer's file is not in doubt
+    "margin_to_fifth",  # the top score's lead over the fifth: a flat head means several plausible answers
 )
-CONF_COVERAGE = 4.019  # share of the query's words in the keyword leg's top hit (adaptive.py)
+# The model for answers the signals did not rank (exact matches, references, impact, "where is X defined", quoted
+# docstrings): fit (sklearn LogisticRegression, C=1) on the stdlib dev and paraphrase sets' tune halves, AUROC
+# 0.953 on their check halves; it reads which leg answered and the direct path, which decide those classes.
+EXACT_BIAS = -2.699
+EXACT_MARGIN = 1.26  # relative margin between the first two fused scores
+EXACT_AGREEMENT = 0.256  # share of the legs that answered which also found the top hit
+EXACT_INTENT = 0.657  # the router's confidence in the intent
+EXACT_DIRECT = 2.246  # one structural leg answered a confidently recognised question (where is X defined...)
+# The top hit came from an exact leg: definitions, call sites, dependents, a literal match.
+EXACT_STRUCTURAL = 2.609
+EXACT_COVERAGE = 4.019  # share of the query's words in the keyword leg's top hit (adaptive.py)
 EXACT_LEGS = frozenset(
     {common_pb2.LEG_DEFINITION, common_pb2.LEG_REFERENCES, common_pb2.LEG_IMPACT, common_pb2.LEG_TRIGRAM}
 )
+FILE_SHARE_DEPTH = 10  # the results a reader sees: how many of them are in the top hit's file
+
+
+def features(fused: list[FusedHit]) -> list[float]:
+    """The signals of FEATURES, in order, for a non-empty answer."""
+    top = fused[0].score
+    second = fused[1].score if len(fused) > 1 else 0.0
+    fifth = fused[min(4, len(fused) - 1)].score
+    head = fused[:FILE_SHARE_DEPTH]
+    top_file = (fused[0].hit.location.repository, fused[0].hit.location.path)
+    return [
+        (top - second) / top if top > 0 else 0.0,
+        float(any(b.name == "defines_query_name" for b in fused[0].boosts)),
+        sum(1 for f in head if (f.hit.location.repository, f.hit.location.path) == top_file) / len(head),
+        (top - fifth) / top if top > 0 else 0.0,
+    ]
 
 
 def confidence(
     fused: list[FusedHit],
     intent_confidence: float,
-    direct: bool,
-    legs_answered: set[int],
-    keyword_coverage: float = 0.0,
+    keyword_coverage: float,
+    ranked_by_signals: bool,
+    direct: bool = False,
+    legs_answered: frozenset[int] = frozenset(),
 ) -> float:
-    """Probability that the top hit is right, from signals of the answer itself (never from how many hits)."""
+    """Probability that the top hit is right, from signals of the answer itself (never from how many hits):
+    the refit model for answers ranked by ranking/signals.py, the exact-leg model for the others."""
     if not fused:
         return 0.0
+    if ranked_by_signals:
+        x = features(fused)
+        z = CONF_BIAS + sum(w * v for w, v in zip(CONF_WEIGHTS, x, strict=True))
+    else:
+        z = _exact_logit(fused, intent_confidence, keyword_coverage, direct, legs_answered)
+    return 1 / (1 + math.exp(-z))
+
+
+def _exact_logit(
+    fused: list[FusedHit],
+    intent_confidence: float,
+    coverage: float,
+    direct: bool,
+    legs_answered: frozenset[int],
+) -> float:
     top = fused[0].score
     second = fused[1].score if len(fused) > 1 else 0.0
     margin = (top - second) / top if top > 0 else 0.0
-    agreement = (
-        len([leg for leg in fused[0].found_by if leg in legs_answered]) / len(legs_answered)
-        if legs_answered
-        else 0.0
+    found = [leg for leg in fused[0].found_by if leg in legs_answered]
+    agreement = len(found) / len(legs_answered) if legs_answered else 0.0
+    structural = bool({s.leg for s in fused[0].leg_scores} & EXACT_LEGS)
+    return (
+        EXACT_BIAS
+        + EXACT_MARGIN * margin
+        + EXACT_AGREEMENT * agreement
+        + EXACT_INTENT * intent_confidence
+        + EXACT_DIRECT * float(direct)
+        + EXACT_STRUCTURAL * float(structural)
+        + EXACT_COVERAGE * coverage
     )
-    top_legs = {s.leg for s in fused[0].leg_scores}
-    z = (
-        CONF_BIAS
-        + CONF_MARGIN * margin
-        + CONF_AGREEMENT * agreement
-        + CONF_INTENT * intent_confidence
-        + CONF_DIRECT * float(direct)
-        + CONF_STRUCTURAL * float(bool(top_legs & EXACT_LEGS))
-        + CONF_COVERAGE * keyword_coverage
-    )
-    return 1 / (1 + math.exp(-z))

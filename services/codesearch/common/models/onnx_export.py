@@ -1,7 +1,7 @@
 """Exports a BERT-style sentence-transformers model to ONNX with torch.onnx (fp32), optionally quantised to int8.
 
 optimum is not used: it pins transformers versions and breaks the installed stack. The exported graph returns
-the last hidden state; pooling and normalisation happen in numpy (embedder.OnnxBackend). A cross-encoder
+the last hidden state; pooling and normalisation happen in numpy (encoder.OnnxEncoder). A cross-encoder
 (kind "classifier", rerank/onnx_model.py) returns its logits.
 Exports are cached per model folder under `cache_dir`, keyed by the folder path and its weights' size and mtime,
 so a changed model is exported again and an unchanged one is exported once per machine.
@@ -10,26 +10,17 @@ so a changed model is exported again and an unchanged one is exported once per m
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import os
-from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
+
+from codesearch.common.models.cache import ONNX_SUBDIR, cache_key
+from codesearch.common.models.quiet import quiet_libraries
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 ONNX_OPSET = 17  # supported by every onnxruntime since 1.14 and by the TorchScript exporter
-
-
-def cache_key(model_path: str) -> str:
-    p = Path(model_path)
-    parts = [str(p.resolve())]
-    for w in sorted(p.glob("*.safetensors")) + sorted(p.glob("*.bin")):
-        st = w.stat()
-        parts.append(f"{w.name}:{st.st_size}:{int(st.st_mtime)}")
-    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 
 def _export_fp32(model_path: str, dest: Path, kind: str) -> None:
@@ -75,7 +66,7 @@ def trace_to_onnx(
     import torch
 
     tmp = dest.with_suffix(".tmp")
-    with torch.no_grad():
+    with torch.no_grad(), quiet_libraries():  # tracer warnings are the exporter's, not the user's
         torch.onnx.export(
             module,
             tuple(inputs.values()),
@@ -87,31 +78,6 @@ def trace_to_onnx(
             dynamo=False,
         )
     os.replace(tmp, dest)
-
-
-def onnx_session(path: Path, threads: int) -> Any:
-    """An onnxruntime CPU session with `threads` intra-op threads (0: every core) that never spin idle."""
-    import onnxruntime as ort
-
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads or os.cpu_count() or 1
-    opts.inter_op_num_threads = 1
-    # Idle pool threads would spin for the next call and steal the cores the other legs need right now.
-    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
-
-
-def first_usable(caches: Sequence[Path], make: Callable[[Path], T]) -> T:
-    """make(cache) for the first cache folder that can be written (or already holds the export): a container's
-    machine-wide cache is read-only unless the image baked the export in."""
-    for i, cache in enumerate(caches):
-        try:
-            return make(cache)
-        except OSError as e:
-            if i == len(caches) - 1:
-                raise
-            log.warning("model cache %s not usable (%s); trying %s", cache, e, caches[i + 1])
-    raise ValueError("no model cache folder given")
 
 
 EXPORT_KINDS = ("encoder", "classifier")  # last hidden state (embeddings) / logits (cross-encoders)
@@ -126,7 +92,8 @@ def export_onnx(model_path: str, cache_dir: Path, quantize: bool = False, kind: 
     if not fp32.is_file():
         out_dir.mkdir(parents=True, exist_ok=True)
         try:
-            _export_fp32(model_path, fp32, kind)
+            with quiet_libraries(loads_transformers=True):
+                _export_fp32(model_path, fp32, kind)
         except BaseException:
             with contextlib.suppress(OSError):
                 out_dir.rmdir()  # leave no empty folder behind for a model that cannot be exported
@@ -153,18 +120,18 @@ def main(argv: list[str] | None = None) -> int:
     """Exports ahead of time (an image build), so servers with a read-only filesystem start at once."""
     import argparse
 
-    from codesearch.config import Settings
-    from codesearch.vector.embedder import resolve_model_path
+    from codesearch.common.models.lookup import resolve_model_path
+    from codesearch.config import DEFAULT_EMBED_MODEL, Settings
 
     ap = argparse.ArgumentParser(description="export an embedding model to ONNX into the model cache")
-    ap.add_argument("model", nargs="?", default="all-MiniLM-L6-v2", help="a model name or path")
+    ap.add_argument("model", nargs="?", default=DEFAULT_EMBED_MODEL, help="a model name or path")
     ap.add_argument("--int8", action="store_true", help="also quantise to int8 (backend onnx-int8)")
     args = ap.parse_args(argv)
     path, looked = resolve_model_path(args.model)
     if not Path(path).is_dir():
         print(f"codesearch: model {args.model!r} not found; looked in: {'; '.join(looked)}")
         return 1
-    print(export_onnx(path, Settings.from_env().model_cache / "onnx", quantize=args.int8))
+    print(export_onnx(path, Settings.from_env().model_cache / ONNX_SUBDIR, quantize=args.int8))
     return 0
 
 

@@ -1,0 +1,213 @@
+"""`codesearch eval --polyglot DIR`: the polyglot set end to end through the real server, with baselines.
+
+codesearch eval --polyglot ../shared/eval/polyglot [--modes auto,keyword,semantic,naive_hybrid]
+                [--split held-out|fit] [--only-repo NAME ...] [--no-index] [--dump-legs]
+                [--semble-python /work/venvs/semble/bin/python --semble-model DIR [--semble-bm25]]
+                [--baseline-run NAME=RUN.jsonl ...] [--out DIR] [--plot PLOT_DIR]
+codesearch eval --polyglot DIR --score RUN.jsonl [...]      # score run files (ours or score.py's format)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from codesearch.config import client_address
+from codesearch.eval.harness import MODES, open_channel
+from codesearch.eval.polyglot import SPLITS, PolyglotSet, load_set, read_run, summarize
+from codesearch.eval.polyglot_report import calibration, format_report, make_summary, plot
+from codesearch.eval.polyglot_run import (
+    VECTOR_MODES,
+    IndexFailed,
+    dump_legs,
+    index_repositories,
+    run_mode,
+    stderr_log,
+    vector_available,
+    wait_for_embeddings,
+    write_jsonl,
+)
+from codesearch.v1 import search_pb2_grpc
+
+SEMBLE_SCRIPT = Path(__file__).resolve().parents[1] / "eval" / "semble_baseline.py"
+SEMBLE_TIMEOUT_S = 1800.0  # semble indexes all 21 repositories in well under a minute; queries take seconds
+DEFAULT_MODES_WITH_VECTOR = "auto,keyword,semantic,naive_hybrid"
+DEFAULT_MODES_WITHOUT_VECTOR = "auto,keyword"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("polyglot set (--polyglot DIR)")
+    g.add_argument("--polyglot", metavar="DIR", help="run the polyglot format (../shared/eval/polyglot)")
+    g.add_argument("--split", choices=sorted(SPLITS), help="only one half of the repository split")
+    g.add_argument("--only-repo", action="append", default=[], metavar="NAME", help="only these repositories")
+    g.add_argument("--no-index", action="store_true", help="the server has the repositories indexed already")
+    g.add_argument("--dump-legs", action="store_true", help="also write every leg's own list per query")
+    g.add_argument("--semble-python", help="python of semble's own virtualenv: run semble as a baseline")
+    g.add_argument(
+        "--semble-model", help="model2vec folder for semble (semble_baseline.py distill makes one)"
+    )
+    g.add_argument("--semble-bm25", action="store_true", help="also run semble with BM25 and ranking only")
+    g.add_argument(
+        "--baseline-run", action="append", default=[], metavar="NAME=RUN.jsonl", help="score a run file too"
+    )
+
+
+def _err(msg: str) -> int:
+    print(f"codesearch eval: {msg}", file=sys.stderr)
+    return 2
+
+
+def _select(args: argparse.Namespace) -> PolyglotSet:
+    pset = load_set(args.polyglot)
+    if args.split:
+        pset = pset.for_repos(SPLITS[args.split])
+    if args.only_repo:
+        unknown = [r for r in args.only_repo if r not in pset.repos]
+        if unknown:
+            raise ValueError(f"unknown repositories {unknown}; the set has {', '.join(pset.repos)}")
+        pset = pset.for_repos(args.only_repo)
+    return pset
+
+
+def _progress(name: str, total: int) -> Any:
+    step = max(1, total // 5)
+
+    def report(i: int) -> None:
+        if i % step == 0 or i == total:
+            stderr_log(f"  {name}: {i}/{total}")
+
+    return report
+
+
+def _run_semble(args: argparse.Namespace, pset: PolyglotSet, out_dir: Path, bm25: bool) -> Path:
+    run_file = out_dir / ("run-semble-bm25.jsonl" if bm25 else "run-semble.jsonl")
+    cmd = [
+        args.semble_python,
+        str(SEMBLE_SCRIPT),
+        "run",
+        "--set",
+        str(pset.folder),
+        "--model",
+        args.semble_model,
+        "--out",
+        str(run_file),
+        *(x for r in pset.repos for x in ("--repo", r)),
+    ]
+    if bm25:
+        cmd.append("--bm25-only")
+    stderr_log(f"running semble baseline{' (BM25 + ranking only)' if bm25 else ''}: {' '.join(cmd[:2])} ...")
+    subprocess.run(cmd, check=True, timeout=SEMBLE_TIMEOUT_S)
+    return run_file
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        pset = _select(args)
+    except (ValueError, OSError) as e:
+        return _err(str(e))
+    out_dir = Path(args.out or "eval-out")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    runs: dict[str, dict[str, Any]] = {}
+    if args.score:
+        for p in args.score:
+            try:
+                runs[Path(p).stem.removeprefix("run-")] = {"run_file": str(p), "records": read_run(p)}
+            except (OSError, ValueError) as e:
+                return _err(str(e))
+    else:
+        code = _run_server(args, pset, out_dir, runs)
+        if code:
+            return code
+    for spec in args.baseline_run:
+        name, _, path = spec.partition("=")
+        if not path:
+            return _err(f"--baseline-run {spec!r}: give NAME=RUN.jsonl")
+        try:
+            runs[name] = {"run_file": path, "kind": "baseline", "records": read_run(path)}
+        except (OSError, ValueError) as e:
+            return _err(str(e))
+    if args.semble_python:
+        if not args.semble_model:
+            return _err("--semble-python needs --semble-model DIR (semble_baseline.py distill makes one)")
+        try:
+            for bm25 in (False, True) if args.semble_bm25 else (False,):
+                path = _run_semble(args, pset, out_dir, bm25)
+                runs[path.stem.removeprefix("run-")] = {
+                    "run_file": path.name,
+                    "kind": "baseline",
+                    "records": read_run(path),
+                }
+        except (OSError, subprocess.SubprocessError) as e:
+            return _err(f"semble baseline failed: {e}")
+    for r in runs.values():
+        records = r.pop("records")
+        r["summary"] = summarize(pset, records)
+        cal = calibration(pset, records)
+        if cal:
+            r["calibration"] = cal
+    summary = make_summary(pset, runs)
+    (out_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    text = format_report(runs, pset)
+    (out_dir / "report.txt").write_text(text + "\n", encoding="utf-8")
+    print(text)
+    print(f"\nwrote {out_dir / 'summary.json'}, {out_dir / 'report.txt'} and {len(runs)} run file(s)")
+    if args.plot:
+        paths = plot(runs, Path(args.plot))
+        print(f"plots: {len(paths)} PNGs in {args.plot}")
+    return 0
+
+
+def _run_server(
+    args: argparse.Namespace, pset: PolyglotSet, out_dir: Path, runs: dict[str, dict[str, Any]]
+) -> int:
+    address = getattr(args, "address", None) or client_address()
+    with open_channel(address) as channel:
+        stub = search_pb2_grpc.SearchServiceStub(channel)
+        try:
+            has_vector = vector_available(stub)
+            modes_text = args.modes or (
+                DEFAULT_MODES_WITH_VECTOR if has_vector else DEFAULT_MODES_WITHOUT_VECTOR
+            )
+            modes = [m.strip() for m in modes_text.split(",") if m.strip()]
+            unknown = [m for m in modes if m not in MODES]
+            if unknown:
+                return _err(f"unknown modes {unknown}; modes: {', '.join(MODES)}")
+            if not args.no_index:
+                stderr_log(f"indexing {len(pset.repos)} repositories on {address}")
+                index_repositories(stub, pset, stderr_log)
+            if has_vector and (set(modes) & VECTOR_MODES or args.dump_legs):
+                waited = wait_for_embeddings(stub, pset.repos, stderr_log)
+                stderr_log(f"  embeddings complete (waited {waited:.0f}s)")
+            for mode in modes:
+                stderr_log(f"running {mode} ({len(pset.queries)} queries)")
+                lines = run_mode(
+                    stub, pset.queries, mode, args.limit, args.concurrency, _progress(mode, len(pset.queries))
+                )
+                run_file = out_dir / f"run-{mode}.jsonl"
+                write_jsonl(run_file, lines)
+                runs[mode] = {
+                    "run_file": run_file.name,
+                    "kind": "search",
+                    "address": address,
+                    "records": {line["query_id"]: line for line in lines},
+                }
+                errors = sum(1 for line in lines if line.get("error"))
+                if errors:
+                    stderr_log(f"WARNING: {errors} {mode} queries failed (scored as zero results)")
+            if args.dump_legs:
+                stderr_log("dumping every leg's list per query")
+                dumped = dump_legs(
+                    channel, pset.queries, has_vector, args.concurrency, _progress("legs", len(pset.queries))
+                )
+                write_jsonl(out_dir / "legs.jsonl", dumped)
+        except IndexFailed as e:
+            return _err(str(e))
+        except grpc.RpcError as e:
+            return _err(f"server at {address} unusable: {e.code().name}: {e.details()}")
+    return 0

@@ -1,0 +1,248 @@
+"""Re-score ranking variants offline over a leg dump (legs.jsonl from `codesearch eval --polyglot --dump-legs`).
+
+The same fusion (orchestrator/fusion.py, the native RRF) and the same signals (orchestrator/signals.py) as the
+server, fed with each leg's recorded answer, so a variant of weights or boosts is scored over the 417 queries in
+seconds without asking the server again:
+
+  python -m codesearch.eval.offline legs.jsonl --polyglot ../shared/eval/polyglot [--variants NAME ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from google.protobuf.json_format import ParseDict
+
+from codesearch.eval.polyglot import CATEGORIES, PolyglotSet, load_set, summarize
+from codesearch.orchestrator.plan import routed_weights
+from codesearch.orchestrator.ranking import adaptive, diversity, fusion, penalties, signals
+from codesearch.orchestrator.ranking.penalties import TEST_WORDS
+from codesearch.orchestrator.ranking.signals import Params
+from codesearch.orchestrator.router import DIRECT_CONFIDENCE, classify
+from codesearch.v1 import common_pb2, graph_pb2, search_pb2
+
+DEFINITION_HEAD_LINES = 30  # a definition leg hit stands for the head of the definition, about one chunk
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One ranking recipe: leg weights (0 drops a leg), the RRF k, and the signals' constants (None: none)."""
+
+    name: str
+    weights: Mapping[str, float] = field(default_factory=lambda: {"keyword": 1.0})
+    k: float = 60.0
+    params: Params | None = signals.SHIPPED
+    depth: int = 50
+    routed: bool = False  # True: each query's leg weights as the router gives them (weights then unused)
+    rrf_scores: bool = (
+        False  # True: one list too is scored 1/(k + rank) (the server keeps a lone leg's scores)
+    )
+
+
+def _hit(d: Mapping[str, Any]) -> common_pb2.Hit:
+    return ParseDict(dict(d), common_pb2.Hit(), ignore_unknown_fields=True)
+
+
+def _definition_hit(d: Mapping[str, Any], leg: int, rank: int) -> common_pb2.Hit:
+    s = ParseDict(dict(d), graph_pb2.Symbol(), ignore_unknown_fields=True)
+    loc = common_pb2.Location()
+    loc.CopyFrom(s.location)
+    loc.end_line = min(loc.end_line, loc.start_line + DEFINITION_HEAD_LINES - 1)
+    score = 1.0 / (1 + rank)
+    return common_pb2.Hit(
+        location=loc,
+        snippet=s.signature,
+        score=score,
+        leg_scores=[common_pb2.LegScore(leg=leg, rank=rank, score=score)],  # type: ignore[arg-type]
+        found_by=[leg],  # type: ignore[list-item]
+        symbol=s.qualified_name,
+    )
+
+
+def _reference_hit(d: Mapping[str, Any], rank: int) -> common_pb2.Hit:
+    r = ParseDict(dict(d), graph_pb2.Reference(), ignore_unknown_fields=True)
+    score = 1.0 / (1 + rank)
+    return common_pb2.Hit(
+        location=r.location,
+        snippet=r.snippet,
+        score=score,
+        leg_scores=[common_pb2.LegScore(leg=common_pb2.LEG_REFERENCES, rank=rank, score=score)],
+        found_by=[common_pb2.LEG_REFERENCES],
+        symbol=r.caller,
+    )
+
+
+@dataclass
+class QueryLegs:
+    """One query's recorded leg answers, as protos."""
+
+    qid: str
+    query: str
+    keyword: list[common_pb2.Hit]
+    vector: list[common_pb2.Hit]
+    definitions: list[common_pb2.Hit]
+    references: list[common_pb2.Hit]
+
+
+def load_legs(path: str | Path) -> list[QueryLegs]:
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            rec = json.loads(line)
+            legs = rec["legs"]
+            defs = [d for hits in legs.get("definition", {}).values() for d in hits]
+            refs = [r for hits in legs.get("callers", {}).values() for r in hits]
+            out.append(
+                QueryLegs(
+                    qid=rec["query_id"],
+                    query=rec["query"],
+                    keyword=[_hit(h) for h in legs.get("keyword", [])],
+                    vector=[_hit(h) for h in legs.get("vector", [])],
+                    definitions=[
+                        _definition_hit(d, common_pb2.LEG_DEFINITION, i) for i, d in enumerate(defs)
+                    ],
+                    references=[_reference_hit(r, i) for i, r in enumerate(refs)],
+                )
+            )
+    return out
+
+
+def rank_one(q: QueryLegs, v: Variant) -> list[fusion.FusedHit]:
+    available = {
+        "keyword": (common_pb2.LEG_KEYWORD, q.keyword),
+        "vector": (common_pb2.LEG_VECTOR, q.vector),
+        "definition": (common_pb2.LEG_DEFINITION, q.definitions),
+        "references": (common_pb2.LEG_REFERENCES, q.references),
+    }
+    weights = dict(v.weights)
+    if v.routed:
+        route = classify(q.query)
+        by_leg = routed_weights(route, search_pb2.PRESET_DEFAULT)
+        if route.confidence >= DIRECT_CONFIDENCE and by_leg:  # the direct path, as plan.py
+            top = max(by_leg, key=lambda leg: by_leg[leg])
+            by_leg = {top: by_leg[top]} if any(h for leg, h in available.values() if leg == top) else by_leg
+        weights = {name: by_leg.get(leg, 0.0) for name, (leg, _hits) in available.items()}
+    lists: list[fusion.RankedList] = [
+        (int(available[name][0]), w, available[name][1][: v.depth])
+        for name, w in sorted(weights.items(), key=lambda kv: -kv[1])
+        if w > 0 and available[name][1]
+    ]
+    if not lists:
+        return []
+    if v.rrf_scores and len(lists) == 1:
+        lists.append((common_pb2.LEG_VECTOR, 0.0, []))  # an empty second list: fuse() then gives RRF scores
+    cands = fusion.fuse(lists, v.k)
+    if v.params is None:
+        return cands
+    if not signals.applies(classify(q.query).intent, adaptive.keyword_coverage(q.query, q.keyword), v.params):
+        penalties.apply_path_penalties(cands, q.query)  # what the server does then (search.py _rank)
+        return diversity.per_file_decay(cands)
+    definitions = [h.location for h in q.definitions]
+    return signals.rank(cands, q.query, definitions, bool(TEST_WORDS.search(q.query)), v.params)
+
+
+def run_variant(qs: Sequence[QueryLegs], v: Variant, limit: int = 10) -> dict[str, dict[str, Any]]:
+    out = {}
+    for q in qs:
+        ranked = rank_one(q, v)[:limit]
+        out[q.qid] = {
+            "results": [
+                {
+                    "path": f.hit.location.path,
+                    "start_line": f.hit.location.start_line,
+                    "end_line": f.hit.location.end_line,
+                }
+                for f in ranked
+            ]
+        }
+    return out
+
+
+def score_variants(
+    pset: PolyglotSet, qs: Sequence[QueryLegs], variants: Sequence[Variant]
+) -> dict[str, dict[str, dict[str, Any]]]:
+    return {v.name: summarize(pset, run_variant(qs, v)) for v in variants}
+
+
+ROWS = (
+    "split:fit",
+    *(f"split:fit/{c}" for c in CATEGORIES),
+    "split:held-out",
+    *(f"split:held-out/{c}" for c in CATEGORIES),
+    "ALL",
+)
+
+
+def format_scores(scores: Mapping[str, Mapping[str, Mapping[str, Any]]], metric: str = "ndcg10") -> str:
+    names = list(scores)
+    width = max(10, *(len(n) + 2 for n in names))
+    lines = [f"{'NDCG@10':<24}" + "".join(f"{n:>{width}}" for n in names)]
+    for row in ROWS:
+        cells = "".join(f"{(scores[n].get(row) or {}).get(metric) or 0:>{width}.3f}" for n in names)
+        lines.append(f"{row.removeprefix('split:'):<24}{cells}")
+    return "\n".join(lines)
+
+
+def ablations(base: Variant) -> list[Variant]:
+    """The base recipe, then one signal removed at a time."""
+    assert base.params is not None
+    p = base.params
+    off: list[tuple[str, Callable[[Params], Params]]] = [
+        ("-definition", lambda x: dataclasses.replace(x, definition_boost=0.0)),
+        ("-path_words", lambda x: dataclasses.replace(x, stem_boost=0.0)),
+        ("-coherence", lambda x: dataclasses.replace(x, coherence=0.0)),
+        (
+            "-penalties",
+            lambda x: dataclasses.replace(
+                x,
+                test_penalty=1.0,
+                compat_penalty=1.0,
+                example_penalty=1.0,
+                reexport_penalty=1.0,
+                typedef_penalty=1.0,
+                docs_penalty=1.0,
+            ),
+        ),
+        ("-saturation", lambda x: dataclasses.replace(x, saturation_decay=1.0)),
+    ]
+    return [base] + [dataclasses.replace(base, name=name, params=fn(p)) for name, fn in off]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("legs", help="legs.jsonl from codesearch eval --polyglot --dump-legs")
+    ap.add_argument("--polyglot", required=True, help="the polyglot folder")
+    ap.add_argument(
+        "--ablate", action="store_true", help="remove one signal at a time from the shipped recipe"
+    )
+    args = ap.parse_args(argv)
+    pset = load_set(args.polyglot)
+    qs = load_legs(args.legs)
+    variants = [
+        Variant("bm25", params=None),
+        Variant("bm25+signals"),
+        Variant("routed", routed=True, k=40.0),
+    ]
+    if any(q.vector for q in qs):
+        variants += [
+            Variant("vector", weights={"vector": 1.0}, params=None),
+            Variant("rrf", weights={"keyword": 1.0, "vector": 1.0}, params=None),
+            Variant("rrf+signals", weights={"keyword": 1.0, "vector": 1.0}),
+        ]
+    if args.ablate:
+        variants = ablations(variants[-1])
+    print(format_scores(score_variants(pset, qs, variants)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

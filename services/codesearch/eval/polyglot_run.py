@@ -1,0 +1,239 @@
+"""Runs the polyglot set through a real server: index every repository, wait until it is complete, ask each query.
+
+Each repository is indexed with IndexRepository (name = the set's repository name); "complete" means the stream
+said DONE and, when a mode needs the vector leg, GetStatus reports no chunk awaiting embeddings. Every query is one
+Search(query, repositories=[repo], mode, limit, no_cache=True). Run lines are written in score.py's format
+({query_id, repo, results[{path, start_line, end_line, score}]}) plus the response's confidence, strategy and
+intent, so `score.py score RUN.jsonl` reads them as they are.
+
+The leg dump (`dump_legs`) records, for each query, every leg's own list (keyword, vector, definitions of each
+name in the query, callers) with the hits' full fields, so fusion and boost variants can be re-scored offline
+(eval/offline.py) without asking the server again.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import grpc
+from google.protobuf.json_format import MessageToDict
+
+from codesearch.eval.harness import MODES, SEARCH_TIMEOUT_S
+from codesearch.eval.polyglot import PolyglotSet, PolyQuery
+from codesearch.orchestrator.query_terms import query_names
+from codesearch.v1 import (
+    graph_pb2,
+    graph_pb2_grpc,
+    keyword_pb2,
+    keyword_pb2_grpc,
+    search_pb2,
+    search_pb2_grpc,
+    vector_pb2,
+    vector_pb2_grpc,
+)
+
+INDEX_TIMEOUT_S = 1800.0  # one repository of the set; the largest (abseil-cpp) takes well under a minute
+EMBED_WAIT_S = 7200.0  # the vector leg at ~23 chunks/s needs about an hour for the whole set
+POLL_S = 2.0  # how often GetStatus is asked while embeddings fill in
+LEG_DUMP_DEPTH = 50  # as the orchestrator's LEG_DEPTH: what fusion sees
+VECTOR_MODES = frozenset({"semantic", "naive_hybrid", "auto"})
+
+
+class IndexFailed(Exception):
+    pass
+
+
+def index_repositories(
+    stub: search_pb2_grpc.SearchServiceStub, pset: PolyglotSet, log: Callable[[str], None]
+) -> dict[str, float]:
+    """Indexes every repository of the set; seconds per repository. Raises IndexFailed on a failed stream."""
+    took: dict[str, float] = {}
+    for name, spec in pset.repos.items():
+        t0 = time.perf_counter()
+        last = search_pb2.IndexRepositoryResponse()
+        try:
+            for message in stub.IndexRepository(
+                search_pb2.IndexRepositoryRequest(path=str(spec.root.resolve()), name=name),
+                timeout=INDEX_TIMEOUT_S,
+            ):
+                last = message
+        except grpc.RpcError as e:
+            raise IndexFailed(f"indexing {name} ({spec.root}): {e.code().name}: {e.details()}") from e
+        if last.phase != search_pb2.INDEX_PHASE_DONE:
+            raise IndexFailed(f"indexing {name} ended in phase {search_pb2.IndexPhase.Name(last.phase)}")
+        took[name] = time.perf_counter() - t0
+        degraded = f", degraded legs: {', '.join(last.degraded_legs)}" if last.degraded_legs else ""
+        log(
+            f"  indexed {name}: {last.files_total} files, {last.chunks} chunks in {took[name]:.1f}s{degraded}"
+        )
+    return took
+
+
+def vector_available(stub: search_pb2_grpc.SearchServiceStub) -> bool:
+    status = stub.GetStatus(search_pb2.GetStatusRequest(), timeout=SEARCH_TIMEOUT_S)
+    return any(s.name == "vector" and s.available for s in status.services)
+
+
+def wait_for_embeddings(
+    stub: search_pb2_grpc.SearchServiceStub, names: Iterable[str], log: Callable[[str], None]
+) -> float:
+    """Blocks until no repository of `names` has chunks awaiting embeddings; the seconds waited."""
+    wanted = set(names)
+    t0 = time.perf_counter()
+    last_report = 0.0
+    while True:
+        status = stub.GetStatus(search_pb2.GetStatusRequest(), timeout=SEARCH_TIMEOUT_S)
+        pending = {r.name: r.embeddings_pending for r in status.repositories if r.name in wanted}
+        left = sum(pending.values())
+        if not left:
+            return time.perf_counter() - t0
+        waited = time.perf_counter() - t0
+        if waited > EMBED_WAIT_S:
+            raise IndexFailed(f"embeddings still pending after {waited:.0f}s: {left} chunks")
+        if waited - last_report > 30:
+            log(f"  waiting for embeddings: {left} chunks pending ({waited:.0f}s)")
+            last_report = waited
+        time.sleep(POLL_S)
+
+
+def _search(
+    stub: search_pb2_grpc.SearchServiceStub, q: PolyQuery, mode: str, limit: int, text: str | None = None
+) -> tuple[search_pb2.SearchResponse | None, float, str]:
+    req = search_pb2.SearchRequest(
+        query=text if text is not None else q.text,
+        repositories=[q.repo],
+        mode=MODES[mode],  # type: ignore[arg-type]
+        rerank=search_pb2.RERANK_POLICY_OFF if mode != "auto+rerank" else search_pb2.RERANK_POLICY_ON,
+        limit=limit,
+        no_cache=True,
+    )
+    t0 = time.perf_counter()
+    try:
+        resp = stub.Search(req, timeout=SEARCH_TIMEOUT_S)
+    except grpc.RpcError as e:
+        return None, (time.perf_counter() - t0) * 1000, e.code().name
+    return resp, (time.perf_counter() - t0) * 1000, ""
+
+
+def run_line(q: PolyQuery, resp: search_pb2.SearchResponse | None, ms: float, error: str) -> dict[str, Any]:
+    line: dict[str, Any] = {"repo": q.repo, "query_id": q.qid, "latency_ms": round(ms, 3)}
+    if resp is None:
+        line["results"] = []
+        line["error"] = error
+        return line
+    line["results"] = [
+        {
+            "path": h.location.path,
+            "start_line": h.location.start_line,
+            "end_line": h.location.end_line,
+            "score": round(h.score, 6),
+        }
+        for h in resp.hits
+    ]
+    line["confidence"] = round(resp.confidence, 6)
+    line["strategy"] = resp.strategy
+    line["intent"] = search_pb2.Intent.Name(resp.intent).removeprefix("INTENT_").lower()
+    degraded = [r for r in resp.legs if r.status == 2]  # LEG_STATUS_DEGRADED
+    if degraded:
+        line["degraded"] = [r.reason for r in degraded]
+    return line
+
+
+def _each(
+    one: Callable[[PolyQuery], dict[str, Any]],
+    queries: Sequence[PolyQuery],
+    concurrency: int,
+    progress: Callable[[int], None] | None,
+) -> list[dict[str, Any]]:
+    """one(q) for every query, `concurrency` in flight, in query order."""
+    out = []
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        for i, rec in enumerate(pool.map(one, queries), 1):
+            out.append(rec)
+            if progress:
+                progress(i)
+    return out
+
+
+def run_mode(
+    stub: search_pb2_grpc.SearchServiceStub,
+    queries: Sequence[PolyQuery],
+    mode: str,
+    limit: int,
+    concurrency: int = 1,
+    progress: Callable[[int], None] | None = None,
+) -> list[dict[str, Any]]:
+    def one(q: PolyQuery) -> dict[str, Any]:
+        return run_line(q, *_search(stub, q, mode, limit))
+
+    return _each(one, queries, concurrency, progress)
+
+
+def _dicts(hits: Iterable[Any]) -> list[dict[str, Any]]:
+    return [MessageToDict(h, preserving_proto_field_name=True) for h in hits]
+
+
+def dump_legs(
+    channel: grpc.Channel,
+    queries: Sequence[PolyQuery],
+    with_vector: bool,
+    concurrency: int = 1,
+    progress: Callable[[int], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Per query: {"query_id", "repo", "query", "legs": {"keyword": [hit...], "vector": [hit...],
+    "definition": {name: [symbol...]}, "callers": {name: [reference...]}}}, each leg's own RPC answer (asked on
+    the same server, which hosts every service), before any fusion, boost or per-file cut."""
+    keyword = keyword_pb2_grpc.KeywordServiceStub(channel)
+    vector = vector_pb2_grpc.VectorServiceStub(channel)
+    graph = graph_pb2_grpc.GraphServiceStub(channel)
+    t = SEARCH_TIMEOUT_S
+
+    def one(q: PolyQuery) -> dict[str, Any]:
+        repos = [q.repo]
+        kw = keyword.KeywordSearch(
+            keyword_pb2.KeywordSearchRequest(repositories=repos, query=q.text, limit=LEG_DUMP_DEPTH),
+            timeout=t,
+        )
+        legs: dict[str, Any] = {"keyword": _dicts(kw.hits), "definition": {}, "callers": {}}
+        if with_vector:
+            vec = vector.VectorSearch(
+                vector_pb2.VectorSearchRequest(repositories=repos, text=q.text, limit=LEG_DUMP_DEPTH),
+                timeout=t,
+            )
+            legs["vector"] = _dicts(vec.hits)
+        for name in query_names(q.text):
+            defs = graph.FindDefinitions(
+                graph_pb2.FindDefinitionsRequest(repositories=repos, name=name, limit=LEG_DUMP_DEPTH),
+                timeout=t,
+            )
+            refs = graph.FindReferences(
+                graph_pb2.FindReferencesRequest(repositories=repos, name=name, limit=LEG_DUMP_DEPTH),
+                timeout=t,
+            )
+            legs["definition"][name] = _dicts(defs.symbols)
+            legs["callers"][name] = _dicts(refs.references)
+        return {"query_id": q.qid, "repo": q.repo, "query": q.text, "legs": legs}
+
+    return _each(one, queries, concurrency, progress)
+
+
+def write_jsonl(path: Path, lines: Iterable[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        for line in lines:
+            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def stderr_log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)

@@ -1,0 +1,304 @@
+"""Ranking signals applied to the fused list: what makes a candidate the answer beyond the legs' own scores.
+
+Each signal reads only the query and the candidates (location, symbol, snippet, fused score) plus the
+definitions the graph leg found for the names the query holds, so the same code runs in the server and offline
+over dumped leg lists (eval/offline.py). Additive boosts are in units of the list's best fused score, so they
+mean the same whatever the fusion's scale; penalties multiply.
+
+Constants were chosen on the polyglot set's FIT repositories only (eval/polyglot.py FIT_REPOS), keyword +
+graph legs, NDCG@10 macro; the figures beside them are fit-half measurements (held-out in notes/15.md).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from codesearch.orchestrator.query_terms import (
+    content_words,
+    is_symbol_query,
+    last_segment,
+    query_names,
+    split_identifier,
+)
+from codesearch.orchestrator.ranking.diversity import by_score
+from codesearch.orchestrator.ranking.fusion import FusedHit
+from codesearch.v1 import common_pb2, search_pb2
+
+
+@dataclass(frozen=True)
+class Params:
+    """Every ranking constant, named. Figures: polyglot FIT repositories, NDCG@10 macro, keyword + graph legs,
+    the shipped recipe (fit 0.850, held-out 0.832) against the same without the signal (eval/offline.py --ablate,
+    notes/15.md). Where a value was chosen among several, the others' fit figures are given too."""
+
+    # A chunk defining the queried name gains 1x the best fused score: the definition goes first. With the
+    # definition leg already in the fusion semble's 3x was neutral (fit 0.828 with it, 0.830 without); 1x: fit
+    # 0.850 vs 0.848 at 3x, 0.845 without. It is what finds definitions the graph does not parse
+    # (a definition line in the snippet, a chunk's own symbol).
+    definition_boost: float = 1.0
+    # ... and half as much again in a file named after it (logger.py: Logger).
+    definition_stem_factor: float = 1.5
+    # A name inside a sentence may be incidental: half the boost (0.25: fit 0.822 vs 0.824).
+    embedded_scale: float = 0.5
+    # Sentence queries: + 1.5 x the best score x the share of the query's words in the file name or folder, on
+    # each file's best chunk only (every chunk of a matching file, header lines too, crowded the top: fit 0.839 ->
+    # 0.843 once per file; then 1.0 / 1.5 / 2.0: 0.843 / 0.848 / 0.847). Without it fit 0.850 -> 0.824 (held-out
+    # 0.832 -> 0.772): the largest single signal.
+    stem_boost: float = 1.5
+    stem_min_ratio: float = 0.10  # one word in ten matching a path is chance, not evidence
+    stem_once_per_file: bool = True
+    # The best chunk of each file gains 0.2 x the best score x the file's share of the top file's summed score.
+    # Without it fit 0.850 -> 0.834; earlier 0.1: -0.009, 0.3: +0.004 but the stdlib paraphrase set 0.152 -> 0.142.
+    coherence: float = 0.2
+    # Path penalties (multiply): tests, compat shims, examples, re-export barrels, .d.ts stubs, docs. Without them
+    # fit 0.850 -> 0.831. Semble's values; 0.8 for tests scored higher on fit only while bats-core's
+    # lib/test_functions.bash counted as a test (it is the library: see TEST_FILE).
+    test_penalty: float = 0.3
+    compat_penalty: float = 0.3
+    example_penalty: float = 0.3
+    # Only for chunks that define nothing: a stdlib __init__.py holds real code (dev concept MRR@10 0.924 -> 0.953).
+    reexport_penalty: float = 0.5
+    typedef_penalty: float = 0.7
+    # Markdown, YAML and other prose/config chunks (the chunker indexes them since #18): fit 0.817 -> 0.828 at 0.5
+    # (0.7: 0.825, 0.3: 0.828); not when the query asks for documentation or configuration.
+    docs_penalty: float = 0.5
+    # Each further chunk of a file keeps 0.85 of the one before: without it fit 0.850 -> 0.849 (held-out 0.826). Semble's 0.5 scored
+    # fit 0.824 but cost the stdlib paraphrase set 0.165 -> 0.143 MRR@10 (0.85: 0.152), whose answers are single
+    # functions, often the second hit of a file.
+    saturation_decay: float = 0.85
+    saturation_free: int = 1  # chunks of a file before the decay starts (2: fit 0.811)
+    # The keyword top hit holds this share of a sentence query's words: BM25 has settled it (ranking/adaptive.py's
+    # rule); the signals stand aside. Stdlib dev concept MRR@10 0.871 without the gate, 0.946 with it (0.75: 0.947,
+    # 0.6: 0.953), polyglot fit 0.836 without, 0.802 at 0.9, 0.791 at 0.75, 0.770 at 0.6 (keyword leg only).
+    settled_coverage: float = 0.9
+
+
+SHIPPED = Params()
+# The intents whose routed answers these signals rank: meaning questions and names. References, impact and exact
+# matches keep fusion + penalties + decay (the standard-library classes they were tuned on).
+SIGNAL_INTENTS = frozenset(
+    {search_pb2.INTENT_UNDERSTAND_CODE, search_pb2.INTENT_FIND_SIMILAR, search_pb2.INTENT_FIND_DEFINITION}
+)
+
+# Test files: a _test/_spec suffix in any language; a test_ prefix only where the runner uses it (bats-core's
+# lib/test_functions.bash is the library itself: fit NDCG@10 0.808 -> 0.836 once it stopped counting as a test).
+TEST_FILE = re.compile(
+    r"(?:^|/)(?:test_[^/]*\.(?:py|c|cpp|dart|lua)|[^/]*_(?:test|spec)\.\w+"
+    r"|[^/]*Tests?\.(?:java|kt|swift|cs|php|scala)|[^/]*(?:Spec|Suite)\.(?:kt|swift|scala)"
+    r"|[^/]*\.(?:test|spec)\.[jt]sx?|test_helpers?[^/]*\.\w+)$"
+)
+TEST_DIR = re.compile(r"(?:^|/)(?:tests?|__tests__|spec|testing)(?:/|$)")
+COMPAT_DIR = re.compile(r"(?:^|/)(?:compat|_compat|legacy)(?:/|$)")
+EXAMPLE_DIR = re.compile(r"(?:^|/)(?:_?examples?|docs?_src)(?:/|$)")
+TYPE_DECLARATION = re.compile(r"\.d\.ts$")
+# Prose and configuration files, chunked since the parser knows them: a code question rarely wants them.
+DOCS_FILE = re.compile(r"\.(?:md|markdown|rst|txt|adoc|ya?ml|toml|json|ini|cfg)$", re.IGNORECASE)
+DOCS_WORDS = re.compile(
+    r"\b(?:docs?|documentation|readme|guide|tutorial|config(?:uration)?|yaml|markdown)\b", re.I
+)
+REEXPORT_FILES = frozenset({"__init__.py", "package-info.java", "index.ts", "index.js", "mod.rs"})
+DEFINITION_KEYWORDS = (
+    "class|module|defmodule|def|interface|struct|enum|trait|type|func|function|object|abstract class|data class"
+    "|fn|fun|package|namespace|protocol|record|typedef|impl|extension|val|var|const|let|local function|macro"
+)
+
+
+@functools.lru_cache(maxsize=1024)
+def _defines(name: str) -> re.Pattern[str]:
+    """A line that defines `name` in most languages: a definition keyword, an optional namespace, the name."""
+    ns = r"(?:[A-Za-z_][A-Za-z0-9_]*(?:\.|::))*"
+    return re.compile(
+        rf"(?:^|(?<=\s))(?:{DEFINITION_KEYWORDS})\s+{ns}{re.escape(name)}(?:\s|[<({{:\[;=]|$)", re.MULTILINE
+    )
+
+
+def _stem(path: str) -> str:
+    return PurePosixPath(path).stem.lower()
+
+
+def _stem_matches(stem: str, name: str) -> bool:
+    flat = stem.replace("_", "").replace("-", "")
+    return name in (stem, flat, stem.rstrip("s"), flat.rstrip("s"))
+
+
+def applies(intent: int, keyword_coverage: float, p: Params = SHIPPED) -> bool:
+    """Meaning and name questions, unless the keyword leg's top hit quotes the query word for word (a docstring
+    or message typed back): BM25 has settled those, and boosts only move other files above it. A bare name is
+    always "covered", so names are never settled that way."""
+    if intent not in SIGNAL_INTENTS:
+        return False
+    return intent == search_pb2.INTENT_FIND_DEFINITION or keyword_coverage < p.settled_coverage
+
+
+def path_penalty(path: str, p: Params = SHIPPED, defines: bool = False) -> float:
+    """The product of the penalties the path earns. `defines`: the chunk is a definition (a package's
+    __init__.py that holds real code is not a re-export barrel)."""
+    factor = 1.0
+    if TEST_FILE.search(path) or TEST_DIR.search(path):
+        factor *= p.test_penalty
+    if not defines and PurePosixPath(path).name in REEXPORT_FILES:
+        factor *= p.reexport_penalty
+    if COMPAT_DIR.search(path):
+        factor *= p.compat_penalty
+    if EXAMPLE_DIR.search(path):
+        factor *= p.example_penalty
+    if TYPE_DECLARATION.search(path):
+        factor *= p.typedef_penalty
+    if DOCS_FILE.search(path):
+        factor *= p.docs_penalty
+    return factor
+
+
+def _path(f: FusedHit) -> str:
+    return f.hit.location.path
+
+
+def _file(f: FusedHit) -> tuple[str, str]:
+    return f.hit.location.repository, f.hit.location.path
+
+
+def _add(f: FusedHit, name: str, amount: float) -> None:
+    """Adds to the score and records it as the factor it came to (a hit's `boosts` explain its place)."""
+    before = f.score
+    f.score += amount
+    f.boosts.append(common_pb2.Boost(name=name, factor=f.score / before if before > 0 else 0.0))
+
+
+def _overlaps(f: FusedHit, loc: common_pb2.Location) -> bool:
+    own = f.hit.location
+    return own.path == loc.path and own.start_line <= loc.end_line and loc.start_line <= own.end_line
+
+
+def defines_name(f: FusedHit, names: Iterable[str], definitions: Sequence[common_pb2.Location]) -> bool:
+    """The candidate holds a definition of one of the names: the graph says so, its chunk is that symbol, or a
+    definition line for it is in the snippet (languages the graph does not parse)."""
+    if any(_overlaps(f, loc) for loc in definitions):
+        return True
+    sym = last_segment(f.hit.symbol) if f.hit.symbol else ""
+    return any(sym == n or _defines(n).search(f.hit.snippet) for n in names)
+
+
+def boost_definitions(
+    cands: list[FusedHit], query: str, definitions: Sequence[common_pb2.Location], p: Params = SHIPPED
+) -> None:
+    """Chunks that define a name the query asks about: + definition_boost x best score (x stem factor when the
+    file is named after it); names inside a sentence count embedded_scale as much."""
+    names = query_names(query)
+    if not names or not cands:
+        return
+    unit = max(f.score for f in cands) * p.definition_boost
+    if not is_symbol_query(query):
+        unit *= p.embedded_scale
+    tails = {last_segment(n).lower() for n in names}
+    for f in cands:
+        if defines_name(f, names, definitions):
+            named = any(_stem_matches(_stem(_path(f)), t) for t in tails)
+            _add(f, "defines_query_name", unit * (p.definition_stem_factor if named else 1.0))
+
+
+def boost_path_words(cands: list[FusedHit], query: str, p: Params = SHIPPED) -> None:
+    """Sentence queries: chunks whose file name or folder holds the query's words gain stem_boost x best score x
+    the share of words matched (prefixes of 3+ letters count: 'dependency' ~ 'dependencies')."""
+    if is_symbol_query(query) or not cands:
+        return
+    words = content_words(query)
+    if not words:
+        return
+    unit = max(f.score for f in cands) * p.stem_boost
+    parts_of: dict[str, set[str]] = {}
+    boosted_files: set[tuple[str, str]] = set()
+    for f in sorted(cands, key=lambda f: -f.score) if p.stem_once_per_file else cands:
+        if p.stem_once_per_file and _file(f) in boosted_files:
+            continue
+        if _path(f) not in parts_of:
+            path = PurePosixPath(_path(f))
+            parts = set(split_identifier(path.stem))
+            if path.parent.name:
+                parts.update(split_identifier(path.parent.name))
+            parts_of[_path(f)] = parts
+        n = _count_matches(words, parts_of[_path(f)])
+        ratio = n / len(words)
+        if n and ratio >= p.stem_min_ratio:
+            _add(f, "path_words", unit * ratio)
+            boosted_files.add(_file(f))
+
+
+def _count_matches(words: set[str], parts: set[str]) -> int:
+    exact = words & parts
+    n = len(exact)
+    for w in words - exact:
+        for part in parts:
+            short, long = (w, part) if len(w) <= len(part) else (part, w)
+            if len(short) >= 3 and long.startswith(short):
+                n += 1
+                break
+    return n
+
+
+def boost_file_coherence(cands: list[FusedHit], p: Params = SHIPPED) -> None:
+    """A file with several good chunks lifts its best one by coherence x best score x its share of the top
+    file's summed score."""
+    if not cands:
+        return
+    top = max(f.score for f in cands)
+    if top <= 0:
+        return
+    total: dict[tuple[str, str], float] = {}
+    best: dict[tuple[str, str], FusedHit] = {}
+    for f in cands:
+        path = _file(f)
+        total[path] = total.get(path, 0.0) + f.score
+        if path not in best or f.score > best[path].score:
+            best[path] = f
+    most = max(total.values())
+    for path, f in best.items():
+        if p.coherence:
+            _add(f, "file_coherence", top * p.coherence * total[path] / most)
+
+
+def penalise_paths(
+    cands: list[FusedHit], query: str, query_mentions_tests: bool, p: Params = SHIPPED
+) -> None:
+    wants_docs = bool(DOCS_WORDS.search(query))
+    for f in cands:
+        factor = path_penalty(_path(f), p, bool(f.hit.symbol))
+        if wants_docs and DOCS_FILE.search(_path(f)):
+            factor /= p.docs_penalty
+        if query_mentions_tests and (TEST_FILE.search(_path(f)) or TEST_DIR.search(_path(f))):
+            factor /= p.test_penalty
+        if factor != 1.0:
+            f.scale("path_penalty", factor)
+
+
+def saturate(cands: list[FusedHit], p: Params = SHIPPED) -> list[FusedHit]:
+    """Diminishing returns per file: each chunk of a file beyond the first saturation_free keeps
+    saturation_decay of the score of the one before it (greedy, best first); returns the re-sorted list."""
+    by_score(cands)
+    seen: dict[tuple[str, str], int] = {}
+    for f in cands:
+        n = seen.get(_file(f), 0)
+        seen[_file(f)] = n + 1
+        if n >= p.saturation_free:
+            f.scale("file_saturation", p.saturation_decay ** (n - p.saturation_free + 1))
+    by_score(cands)
+    return cands
+
+
+def rank(
+    cands: list[FusedHit],
+    query: str,
+    definitions: Sequence[common_pb2.Location],
+    query_mentions_tests: bool = False,
+    p: Params = SHIPPED,
+) -> list[FusedHit]:
+    """Every signal in order: coherence on the fused scores, then the query's names and words, then penalties
+    and per-file saturation. Returns the candidates best first."""
+    boost_file_coherence(cands, p)
+    boost_definitions(cands, query, definitions, p)
+    boost_path_words(cands, query, p)
+    penalise_paths(cands, query, query_mentions_tests, p)
+    return saturate(cands, p)

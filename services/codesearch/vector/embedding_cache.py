@@ -1,0 +1,79 @@
+"""Document vectors on disk, keyed by (model id, hash of the embedded text).
+
+A re-index embeds only chunks whose text changed, and an experiment that indexes the same code again (another
+data home, another ranking) pays nothing for the vectors: the default file lives in the machine-wide model
+cache, shared by every data home (CODESEARCH_EMBEDDING_CACHE moves it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from pathlib import Path
+
+import numpy as np
+
+SQLITE_MAX_PARAMS = 500  # bound parameters per statement: under SQLite's limit on every build
+SHARED_FILE_WAIT_S = 30.0  # a writer in another process holds the lock for one batch (well under a second)
+
+
+def text_hash(text: str) -> str:
+    """Cache key of an embedded text."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class EmbeddingCache:
+    """Document vectors on disk, keyed by (model id, text hash). Shared by every repository of a service."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = threading.Lock()
+        # Other processes (another data home, an eval run) may write the same file: wait for their commits.
+        self._db = sqlite3.connect(
+            str(path), check_same_thread=False, isolation_level=None, timeout=SHARED_FILE_WAIT_S
+        )
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(
+            "PRAGMA synchronous=NORMAL"
+        )  # losing the last few cached vectors on power loss is fine
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS emb (model TEXT NOT NULL, hash TEXT NOT NULL, vec BLOB NOT NULL,"
+            " PRIMARY KEY (model, hash)) WITHOUT ROWID"
+        )
+        self.hits = 0
+        self.misses = 0
+
+    def get_many(self, model_id: str, hashes: list[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        uniq = list(dict.fromkeys(hashes))
+        with self._lock:
+            for i in range(0, len(uniq), SQLITE_MAX_PARAMS):
+                part = uniq[i : i + SQLITE_MAX_PARAMS]
+                marks = ",".join("?" * len(part))
+                rows = self._db.execute(
+                    f"SELECT hash, vec FROM emb WHERE model = ? AND hash IN ({marks})", [model_id, *part]
+                ).fetchall()
+                for h, blob in rows:
+                    out[h] = np.frombuffer(blob, dtype=np.float32)
+            self.hits += sum(1 for h in hashes if h in out)
+            self.misses += sum(1 for h in hashes if h not in out)
+        return out
+
+    def put_many(self, model_id: str, items: list[tuple[str, np.ndarray]]) -> None:
+        with self._lock:
+            self._db.execute("BEGIN")
+            self._db.executemany(
+                "INSERT OR REPLACE INTO emb (model, hash, vec) VALUES (?, ?, ?)",
+                [(model_id, h, np.ascontiguousarray(v, dtype=np.float32).tobytes()) for h, v in items],
+            )
+            self._db.execute("COMMIT")
+
+    def count(self, model_id: str) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT count(*) FROM emb WHERE model = ?", [model_id]).fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -1,0 +1,154 @@
+"""The polyglot format: our scoring equals ../shared/eval/polyglot/score.py on a real run through a real server."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import grpc
+import pytest
+from codesearch.cli.eval_cmd import main as eval_main
+from codesearch.config import Settings
+from codesearch.eval.polyglot import (
+    FIT_REPOS,
+    HELD_OUT_REPOS,
+    PolyQuery,
+    Target,
+    load_set,
+    score_query,
+    summarize,
+)
+from codesearch.eval.report import load_summary
+from codesearch.v1 import search_pb2, search_pb2_grpc
+
+server_mod = pytest.importorskip("codesearch.server")
+pytest.importorskip("codesearch._native")
+
+SERVICES = ("keyword", "graph", "orchestrator")
+SMALL_REPO = "bats-core"  # 8 files, 20 queries: a full run in a few seconds
+
+
+@pytest.fixture
+def polyglot(shared_eval: Path) -> Path:
+    folder = shared_eval / "polyglot"
+    if not (folder / "score.py").is_file():
+        pytest.skip(f"{folder} is not present")
+    return folder
+
+
+def _score_py(folder: Path):
+    spec = importlib.util.spec_from_file_location("polyglot_score", folder / "score.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["polyglot_score"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_split_is_disjoint_and_covers_the_set(polyglot: Path) -> None:
+    pset = load_set(polyglot)
+    assert not set(FIT_REPOS) & set(HELD_OUT_REPOS)
+    assert set(FIT_REPOS) | set(HELD_OUT_REPOS) == set(pset.repos)
+    assert len(pset.queries) == 417
+
+
+def test_score_query_matches_score_py_on_edge_cases(polyglot: Path) -> None:
+    ref = _score_py(polyglot)
+    targets = (Target("src/a.py", 10, 20), Target("lib/b.go"), Target("c.rs", 5, 5))
+    q = PolyQuery("r", "r:0", "q", "semantic", targets)
+    rq = ref.Query("r", "r:0", "q", "semantic", tuple(ref.Target(t.path, t.start, t.end) for t in targets))
+    cases = [
+        [],
+        [
+            {"path": "a.py", "start_line": 1, "end_line": 9},
+            {"path": "a.py", "start_line": 15, "end_line": 30},
+        ],
+        [{"path": "x/lib/b.go", "start_line": 1, "end_line": 2}, {"path": "/abs/repos/r/c.rs"}],
+        [{"path": "src/a.py", "start_line": 20, "end_line": 25}] * 3 + [{"path": "c.rs", "start_line": 5}],
+        [{"path": f"f{i}.py", "start_line": 1, "end_line": 2} for i in range(12)] + [{"path": "lib/b.go"}],
+    ]
+    for results in cases:
+        ours = score_query(q, results)
+        theirs = ref.score_query(rq, results, polyglot, 10)
+        assert ours["ranks"] == theirs["ranks"]
+        for ours_key, their_key in (("ndcg10", "ndcg"), ("hit1", "hit1"), ("recall10", "recall10")):
+            assert ours[ours_key] == pytest.approx(theirs[their_key])
+
+
+def test_eval_polyglot_through_real_server_equals_score_py(
+    polyglot: Path, tmp_path: Path, start_server, capsys
+) -> None:
+    settings = Settings.from_env({"CODESEARCH_HOME": str(tmp_path / "home")})
+    server = start_server(server_mod.registrars(settings, SERVICES))
+    out = tmp_path / "out"
+    args = ["--polyglot", str(polyglot), "--only-repo", SMALL_REPO, "--address", server.address]
+    args += ["--modes", "auto,keyword", "--out", str(out), "--dump-legs", "--plot", str(tmp_path / "plots")]
+    assert eval_main(args) == 0
+    printed = capsys.readouterr().out
+    assert "NDCG@10, all repositories" in printed and "semble(pub)" in printed
+    # The server really indexed the repository and answered every query.
+    stub = search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(server.address))
+    names = [r.name for r in stub.ListRepositories(search_pb2.ListRepositoriesRequest()).repositories]
+    assert names == [SMALL_REPO]
+    runs = load_summary(out / "summary.json")
+    for mode in ("auto", "keyword"):
+        ref_json = tmp_path / f"{mode}.json"
+        subprocess.run(
+            [
+                sys.executable,
+                str(polyglot / "score.py"),
+                "score",
+                str(out / f"run-{mode}.jsonl"),
+                "--holdout",
+                str(polyglot),
+                "--repo",
+                SMALL_REPO,
+                "--json",
+                str(ref_json),
+                "--quiet",
+            ],
+            check=True,
+        )
+        ref = json.loads(ref_json.read_text())
+        rows = runs[mode]["summary"]
+        assert ref["micro"]["overall"]["n"] == rows["ALL"]["n"] == 20
+        assert not ref["missing_queries"]
+        for ours, theirs in (
+            ("ALL", "overall"),
+            ("architecture", "architecture"),
+            ("semantic", "semantic"),
+            ("symbol", "symbol"),
+        ):
+            if theirs not in ref["macro"]:
+                continue
+            for m_ours, m_ref in (("ndcg10", "ndcg"), ("hit1", "hit1"), ("recall10", "recall10")):
+                assert rows[ours][m_ours] == pytest.approx(ref["macro"][theirs][m_ref]), (mode, ours, m_ours)
+        assert rows[f"repo:{SMALL_REPO}"]["ndcg10"] == pytest.approx(ref["repos"][SMALL_REPO]["ndcg"])
+        assert rows["ALL"]["ndcg10"] > 0.2  # BM25 alone finds something on this repository
+    assert "calibration" in runs["auto"] and runs["auto"]["calibration"]["ALL"]["n"] == 20
+    legs = [json.loads(line) for line in (out / "legs.jsonl").read_text().splitlines()]
+    assert len(legs) == 20 and all(rec["legs"]["keyword"] for rec in legs)
+    assert (tmp_path / "plots" / "category-symbol.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_compare_reads_polyglot_summaries(polyglot: Path, tmp_path: Path, capsys) -> None:
+    pset = load_set(polyglot).for_repos([SMALL_REPO])
+    perfect = {
+        q.qid: {"results": [{"path": t.path, "start_line": t.start, "end_line": t.end} for t in q.targets]}
+        for q in pset.queries
+    }
+    a = {"runs": {"auto": {"summary": summarize(pset, perfect)}}}
+    b = {"runs": {"auto": {"summary": summarize(pset, {})}}}
+    (tmp_path / "a.json").write_text(json.dumps(a))
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    assert a["runs"]["auto"]["summary"]["ALL"]["ndcg10"] == pytest.approx(1.0)
+    assert eval_main(["--compare", str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 1
+    assert "WORSE" in capsys.readouterr().out
+
+
+def test_polyglot_bad_folder_is_a_clean_error(tmp_path: Path, capsys) -> None:
+    assert eval_main(["--polyglot", str(tmp_path), "--score", str(tmp_path / "x.jsonl")]) == 2
+    assert "not a polyglot set" in capsys.readouterr().err

@@ -1,0 +1,180 @@
+"""Ranking signals over real fused lists (the native RRF), one signal at a time, then the whole order."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from codesearch.orchestrator.query_terms import content_words, is_symbol_query, query_names, split_identifier
+from codesearch.orchestrator.ranking import signals
+from codesearch.orchestrator.ranking.fusion import fuse
+from codesearch.v1 import common_pb2
+
+NONE = dataclasses.replace(
+    signals.SHIPPED,
+    definition_boost=0.0,
+    stem_boost=0.0,
+    coherence=0.0,
+    test_penalty=1.0,
+    compat_penalty=1.0,
+    example_penalty=1.0,
+    reexport_penalty=1.0,
+    typedef_penalty=1.0,
+    docs_penalty=1.0,
+    saturation_decay=1.0,
+)
+
+
+def hit(path: str, start: int, end: int, symbol: str = "", snippet: str = "") -> common_pb2.Hit:
+    loc = common_pb2.Location(repository="r", path=path, start_line=start, end_line=end)
+    return common_pb2.Hit(location=loc, symbol=symbol, snippet=snippet, score=1.0)
+
+
+def fused(*hits: common_pb2.Hit):
+    # Two lists (the second empty) so scores are RRF scores, as in a routed search with several legs.
+    return fuse([(common_pb2.LEG_KEYWORD, 1.0, list(hits)), (common_pb2.LEG_VECTOR, 1.0, [])], 60.0)
+
+
+def paths(ranked) -> list[str]:
+    return [f"{f.hit.location.path}:{f.hit.location.start_line}" for f in ranked]
+
+
+def test_query_names_and_words() -> None:
+    assert (
+        is_symbol_query("RouterGroup")
+        and is_symbol_query("Sinatra::Base")
+        and is_symbol_query("flat_hash_map")
+    )
+    assert not is_symbol_query("session") and not is_symbol_query("how routing works")
+    assert query_names("Sinatra::Base") == ["Base", "Sinatra::Base"]
+    assert query_names("how does HandlerStack compose middleware via pass_context") == [
+        "HandlerStack",
+        "pass_context",
+    ]
+    assert split_identifier("HandlerStack") == ["handlerstack", "handler", "stack"]
+    assert content_words("how is the bash completion generated") == {"bash", "completion", "generated"}
+
+
+def test_definition_of_the_queried_name_comes_first() -> None:
+    p = dataclasses.replace(NONE, definition_boost=signals.SHIPPED.definition_boost)
+    users = [hit(f"use{i}.go", 1, 20, snippet="r := NewRouter()\nr.Group(...)") for i in range(3)]
+    by_graph = hit("tree.go", 10, 40)  # the graph leg says RouterGroup is defined at tree.go:12
+    by_symbol = hit("group.go", 1, 30, symbol="gin.RouterGroup")
+    by_text = hit("misc.kt", 5, 9, snippet="class RouterGroup(val prefix: String) {")  # no graph for it
+    ranked = signals.rank(
+        fused(*users, by_graph, by_symbol, by_text),
+        "RouterGroup",
+        [common_pb2.Location(repository="r", path="tree.go", start_line=12, end_line=30)],
+        p=p,
+    )
+    assert set(paths(ranked)[:3]) == {"tree.go:10", "group.go:1", "misc.kt:5"}
+    assert all(b.name == "defines_query_name" for f in ranked[:3] for b in f.boosts)
+    assert not ranked[3].boosts  # users keep their fused score
+
+
+def test_file_named_after_the_symbol_wins_among_definitions() -> None:
+    p = dataclasses.replace(NONE, definition_boost=3.0)
+    ranked = signals.rank(
+        fused(hit("other.py", 1, 9, symbol="Logger"), hit("logger.py", 1, 9, symbol="Logger")),
+        "Logger",
+        [],
+        p=p,
+    )
+    assert paths(ranked)[0] == "logger.py:1"
+
+
+def test_names_in_a_sentence_count_half() -> None:
+    p = dataclasses.replace(NONE, definition_boost=3.0)
+    whole = signals.rank(
+        fused(hit("a.go", 1, 5), hit("b.go", 1, 5, symbol="HandlerStack")), "HandlerStack", [], p=p
+    )
+    inside = signals.rank(
+        fused(hit("a.go", 1, 5), hit("b.go", 1, 5, symbol="HandlerStack")),
+        "how HandlerStack composes",
+        [],
+        p=p,
+    )
+
+    def factor(ranked) -> float:
+        return next(f for f in ranked if f.boosts).boosts[0].factor
+
+    assert factor(whole) > factor(inside) > 1.0
+
+
+def test_query_words_in_file_name_or_folder() -> None:
+    p = dataclasses.replace(NONE, stem_boost=1.0)
+    ranked = signals.rank(
+        fused(hit("command.go", 1, 9), hit("args.go", 1, 9), hit("bash_completions.go", 1, 9)),
+        "bash completion generation",
+        [],
+        p=p,
+    )
+    assert paths(ranked)[0] == "bash_completions.go:1"
+    ranked = signals.rank(
+        fused(hit("a.go", 1, 9), hit("middleware/recoverer.go", 1, 9)), "panic middleware", [], p=p
+    )
+    assert paths(ranked)[0] == "middleware/recoverer.go:1"  # the folder counts too
+    # A bare name is not a sentence: no path-word boost.
+    ranked = signals.rank(fused(hit("a.go", 1, 9), hit("router.go", 1, 9)), "Router", [], p=p)
+    assert not any(b.name == "path_words" for f in ranked for b in f.boosts)
+
+
+def test_path_penalties_and_the_test_exception() -> None:
+    p = signals.SHIPPED
+    assert signals.path_penalty("pkg/foo_test.go", p) == p.test_penalty
+    assert signals.path_penalty("tests/unit/x.py", p) == p.test_penalty
+    assert signals.path_penalty("src/FooTest.java", p) == p.test_penalty
+    assert signals.path_penalty("lib/bats-core/test_functions.bash", p) == 1.0  # the library, not a test
+    assert signals.path_penalty("pkg/__init__.py", p) == p.reexport_penalty
+    assert signals.path_penalty("docs_src/app.py", p) == p.example_penalty
+    assert signals.path_penalty("types/model.d.ts", p) == p.typedef_penalty
+    assert signals.path_penalty("src/router.ts", p) == 1.0
+    assert signals.path_penalty("site/content/user_guide.md", p) == p.docs_penalty
+    docs = dataclasses.replace(NONE, docs_penalty=0.5)
+    ranked = signals.rank(fused(hit("guide.md", 1, 9), hit("mux.go", 1, 9)), "how routing works", [], p=docs)
+    assert paths(ranked)[0] == "mux.go:1"
+    ranked = signals.rank(fused(hit("guide.md", 1, 9), hit("mux.go", 1, 9)), "routing docs", [], p=docs)
+    assert paths(ranked)[0] == "guide.md:1"  # asked for documentation: no penalty
+    only = dataclasses.replace(NONE, test_penalty=0.3)
+    ranked = signals.rank(fused(hit("x_test.go", 1, 9), hit("x.go", 1, 9)), "how x works", [], p=only)
+    assert paths(ranked)[0] == "x.go:1"
+    ranked = signals.rank(fused(hit("x_test.go", 1, 9), hit("x.go", 1, 9)), "how x is tested", [], True, only)
+    assert paths(ranked)[0] == "x_test.go:1"
+
+
+def test_coherence_lifts_a_file_with_several_good_chunks() -> None:
+    p = dataclasses.replace(NONE, coherence=0.4)
+    ranked = signals.rank(
+        fused(hit("lone.go", 1, 9), hit("hot.go", 1, 9), hit("hot.go", 20, 29), hit("hot.go", 40, 49)),
+        "q w",
+        [],
+        p=p,
+    )
+    assert paths(ranked)[0] == "hot.go:1"
+
+
+def test_saturation_gives_other_files_room() -> None:
+    p = dataclasses.replace(NONE, saturation_decay=0.5)
+    ranked = signals.rank(
+        fused(hit("a.go", 1, 9), hit("a.go", 20, 29), hit("a.go", 40, 49), hit("b.go", 1, 9)), "q w", [], p=p
+    )
+    assert paths(ranked)[:2] == ["a.go:1", "b.go:1"]
+    assert [b.name for b in ranked[2].boosts] == ["file_saturation"]
+
+
+def test_applies_to_meaning_and_name_intents_only() -> None:
+    from codesearch.v1 import search_pb2
+
+    assert signals.applies(search_pb2.INTENT_UNDERSTAND_CODE, 0.5)
+    assert not signals.applies(search_pb2.INTENT_UNDERSTAND_CODE, 1.0)  # the keyword top hit quotes the query
+    assert signals.applies(search_pb2.INTENT_FIND_DEFINITION, 1.0)  # a bare name is always covered
+    assert not signals.applies(search_pb2.INTENT_FIND_REFERENCES, 0.0)
+    assert not signals.applies(search_pb2.INTENT_EXACT_MATCH, 0.0)
+
+
+def test_a_qualified_name_is_routed_as_a_name() -> None:
+    from codesearch.orchestrator.router import classify
+    from codesearch.v1 import search_pb2
+
+    route = classify("Rack::Response")
+    assert (route.intent, route.target) == (search_pb2.INTENT_FIND_DEFINITION, "Response")
+    assert classify("how does the response get built").intent == search_pb2.INTENT_UNDERSTAND_CODE
