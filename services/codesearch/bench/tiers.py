@@ -18,8 +18,8 @@ from codesearch.config import Settings
 from codesearch.vector import tiers
 from codesearch.vector.bench_quality import CORPUS, units_of
 from codesearch.vector.doc_text import doc_text
-from codesearch.vector.service import shared_embedder
 from codesearch.vector.tier_index import HNSW_EXPANSION_ADD, STATIC_EXPANSION_ADD, new_index
+from codesearch.vector.tier_models import shared_embedder
 
 QUERIES = 300  # distinct queries per tier: enough for a p99
 WARMUP_TEXTS = 16  # first calls allocate and fill caches
