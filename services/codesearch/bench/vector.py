@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+from usearch.index import Index, MetricKind
 
-from codesearch.vector import store
-from codesearch.vector.store import Index, MetricKind
+from codesearch.vector import tier_index as store
 
 DIMS = 384  # all-MiniLM-L6-v2
 QUERIES = 200  # enough for a stable recall estimate and p50

@@ -20,8 +20,7 @@ import tempfile
 import time
 
 import numpy as np
-
-from codesearch.vector.store import Index
+from usearch.index import Index
 
 K = 10  # recall@10: what a user sees
 LEG_K = 50  # recall@50: what the orchestrator asks the vector leg for (search.LEG_DEPTH)

@@ -35,13 +35,13 @@ from codesearch.config import MAX_QUERY_CHARS, Settings
 from codesearch.v1 import common_pb2, vector_pb2, vector_pb2_grpc
 from codesearch.vector import tiers as vtiers
 from codesearch.vector.doc_text import DEFAULT_VARIANT
-from codesearch.vector.embedder import STATIC_BACKEND, Embedder, ModelUnavailable
+from codesearch.vector.embedder import Embedder, ModelUnavailable
 from codesearch.vector.embedding_cache import EmbeddingCache
 from codesearch.vector.store import Encode, Found, RepoIndex
+from codesearch.vector.tier_models import SERVICE, shared_embedder, tier_embedders, tier_info
 
 log = logging.getLogger(__name__)
 
-SERVICE = "vector"
 CACHE_FILE = "embeddings.sqlite"  # the embedding cache in the service's folder, unless configured elsewhere
 MAX_SEARCH_LIMIT = 1000  # the API's documented bound; the orchestrator asks for far fewer
 MAX_EMBED_TEXTS = 256  # per Embed call, as documented in vector.proto
@@ -56,23 +56,6 @@ SAVE_INTERVAL_S = (
 IDLE_WAIT_S = 1.0  # the worker re-checks for work at least this often even without a wake-up
 WAIT_IDLE_POLL_S = 0.05  # wait_idle() polling period
 
-_EMBEDDERS: dict[tuple[str, str, int], Embedder] = {}
-_EMBEDDERS_LOCK = threading.Lock()
-
-
-def shared_embedder(settings: Settings, tier: str = vtiers.TRANSFORMER) -> Embedder:
-    """One loaded model per configuration per process (servers in tests and in one binary share it)."""
-    if tier == vtiers.STATIC:
-        key = (settings.static_model, STATIC_BACKEND, settings.torch_threads)
-    else:
-        key = (settings.embed_model, settings.embed_backend, settings.torch_threads)
-    with _EMBEDDERS_LOCK:
-        emb = _EMBEDDERS.get(key)
-        if emb is None:
-            emb = Embedder(*key, cache_dir=settings.service_dir(SERVICE), model_cache=settings.model_cache)
-            _EMBEDDERS[key] = emb
-        return emb
-
 
 class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
     def __init__(
@@ -81,7 +64,7 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         self.settings = settings
         self.dir: Path = settings.service_dir(SERVICE)
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.embedders = _tier_embedders(settings)
+        self.embedders = tier_embedders(settings)
         self.tiers = tuple(self.embedders)  # worst to best
         # The best tier's model: what Embed uses by default and GetVectorStats names first.
         self.embedder = self.embedders[self.tiers[-1]]
@@ -398,7 +381,7 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         self, request: vector_pb2.GetVectorStatsRequest, context: grpc.aio.ServicerContext
     ) -> vector_pb2.GetVectorStatsResponse:
         repos = self._select(list(request.repositories))
-        infos = [_tier_info(t, self.embedders[t]) for t in self.tiers]
+        infos = [tier_info(t, self.embedders[t]) for t in self.tiers]
         best = infos[-1]
         resp = vector_pb2.GetVectorStatsResponse(
             model=best.model,
@@ -448,27 +431,6 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
             r = RepoIndex(self._root(name), name, self.model_ids, self.doc_variant)
         deleted = await asyncio.to_thread(r.delete)
         return vector_pb2.DeleteVectorRepositoryResponse(deleted=deleted)
-
-
-def _tier_embedders(settings: Settings) -> dict[str, Embedder]:
-    """{tier: its model}, worst to best. A transformer tier configured with the static model itself is the
-    static tier already, so it is left out."""
-    names = vtiers.parse_tiers(settings.vector_tiers)
-    embedders = {t: shared_embedder(settings, t) for t in names}
-    if len(embedders) > 1 and embedders[vtiers.STATIC].model_id == embedders[vtiers.TRANSFORMER].model_id:
-        del embedders[vtiers.TRANSFORMER]
-    return embedders
-
-
-def _tier_info(tier: str, emb: Embedder) -> vector_pb2.VectorTier:
-    reason = emb.unavailable_reason or ("" if emb.loaded else f"{tier} model is loading")
-    return vector_pb2.VectorTier(
-        tier=tier,
-        model=emb.model_id,
-        dimensions=emb.dims,
-        backend=emb.backend_name,
-        unavailable_reason=reason,
-    )
 
 
 def add_servicer(server: grpc.aio.Server, servicer: VectorServicer) -> list[str]:
