@@ -14,9 +14,9 @@ import time
 
 import numpy as np
 
+from codesearch.bench.vector_quality import CORPUS, units_of
 from codesearch.config import Settings
 from codesearch.vector import tiers
-from codesearch.vector.bench_quality import CORPUS, units_of
 from codesearch.vector.doc_text import doc_text
 from codesearch.vector.tier_index import HNSW_EXPANSION_ADD, STATIC_EXPANSION_ADD, new_index
 from codesearch.vector.tier_models import shared_embedder

@@ -132,7 +132,7 @@ def rank_one(q: QueryLegs, v: Variant) -> list[fusion.FusedHit]:
             by_leg = {top: by_leg[top]} if any(h for leg, h in available.values() if leg == top) else by_leg
         weights = {name: by_leg.get(leg, 0.0) for name, (leg, _hits) in available.items()}
     lists: list[fusion.RankedList] = [
-        (int(available[name][0]), w, available[name][1][: v.depth])
+        (available[name][0], w, available[name][1][: v.depth])
         for name, w in sorted(weights.items(), key=lambda kv: -kv[1])
         if w > 0 and available[name][1]
     ]

@@ -108,7 +108,7 @@ def _search(
     req = search_pb2.SearchRequest(
         query=text if text is not None else q.text,
         repositories=[q.repo],
-        mode=MODES[mode],  # type: ignore[arg-type]
+        mode=MODES[mode],
         rerank=search_pb2.RERANK_POLICY_OFF if mode != "auto+rerank" else search_pb2.RERANK_POLICY_ON,
         limit=limit,
         no_cache=True,

@@ -54,7 +54,10 @@ class _TorchBackend:
         dims = (
             self.model.get_embedding_dimension() if hasattr(self.model, "get_embedding_dimension") else None
         )
-        self.dims = int(dims or self.model.get_sentence_embedding_dimension())
+        dims = dims or self.model.get_sentence_embedding_dimension()
+        if dims is None:
+            raise ValueError(f"{path}: the model does not say its embedding dimension")
+        self.dims = int(dims)
 
     def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
         import torch

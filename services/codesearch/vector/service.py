@@ -193,7 +193,7 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         with self._queries_lock:
             self._queries_in_flight += 1
         try:
-            return emb.encode_query(text)  # type: ignore[attr-defined, no-any-return]
+            return emb.encode_query(text)  # type: ignore[attr-defined]
         finally:
             with self._queries_lock:
                 self._queries_in_flight -= 1

@@ -225,15 +225,14 @@ class RepoIndex:
                     indexes = {name: t.next_index(removed) for name, t in self.tiers.items()}
                 for name, t in self.tiers.items():
                     fill = _vectors_for(texts, rows, cache, t.model_id, (embed_now or {}).get(name))
+                    index = indexes[name]
                     if fill:
                         keys = list(fill)
-                        if indexes[name] is None:
-                            indexes[name] = new_index(len(next(iter(fill.values()))), t.expansion_add)
-                        indexes[name].add(
-                            np.asarray(keys, dtype=np.uint64), np.stack([fill[k] for k in keys])
-                        )
-                    if indexes[name] is not None:
-                        indexes[name].save(str(building / t.file_name))
+                        if index is None:
+                            index = indexes[name] = new_index(len(next(iter(fill.values()))), t.expansion_add)
+                        index.add(np.asarray(keys, dtype=np.uint64), np.stack([fill[k] for k in keys]))
+                    if index is not None:
+                        index.save(str(building / t.file_name))
                 gen = self.snap.commit(building)
             except BaseException:
                 self.snap.abort(building)
@@ -393,7 +392,7 @@ def _file_chunks(f: object) -> list[tuple[str, int, int, str, str, str, list[str
     for c in f.chunks:  # type: ignore[attr-defined]
         out.append(
             (
-                c.path or f.path,
+                c.path or f.path,  # type: ignore[attr-defined]
                 c.start_line,
                 c.end_line,
                 c.language or f.language,  # type: ignore[attr-defined]

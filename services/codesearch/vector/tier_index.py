@@ -60,9 +60,11 @@ def new_index(dims: int, expansion_add: int = HNSW_EXPANSION_ADD) -> Index:
 def restore_index(path: Path) -> Index:
     """A saved index, memory-mapped read-only."""
     index = Index.restore(str(path), view=True)
+    if index is None:
+        raise ValueError(f"{path} is not a usearch index")
     # A saved index does not keep its search beam: a restored one searches at usearch's default (64), which at
     # 100k vectors is recall@10 0.907 instead of 0.981 (bench_recall.py).
-    index.expansion_search = HNSW_EXPANSION_SEARCH
+    index.expansion_search = HNSW_EXPANSION_SEARCH  # type: ignore[misc]  # usearch stub: no setter
     return index
 
 
@@ -154,7 +156,8 @@ class TierVectors:
                 return []
             if len(allowed) <= EXACT_SEARCH_MAX:
                 keys = np.asarray(allowed, dtype=np.uint64)
-                vecs = np.asarray(index.get(keys, dtype=np.float32), dtype=np.float32).reshape(len(keys), -1)
+                stored = index.get(keys, dtype=np.float32)  # type: ignore[arg-type]  # usearch stub: DTypeLike omits numpy types
+                vecs = np.asarray(stored, dtype=np.float32).reshape(len(keys), -1)
                 scores = vecs @ query.astype(np.float32)
                 top = np.argsort(-scores)[:count]
                 return [(int(keys[i]), float(scores[i])) for i in top]

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 
-def fast_tokenizer(path: str, max_tokens: int):  # type: ignore[no-untyped-def]
+def fast_tokenizer(path: str, max_tokens: int):
     """texts (or (query, text) pairs) -> {input_ids, attention_mask, token_type_ids} (int64, padded to the
     longest). Straight from the folder's tokenizer.json with the `tokenizers` library when it has one: importing
     transformers for AutoTokenizer costs ~4 s and loads torch (measured), which the onnx backends otherwise
@@ -50,7 +50,7 @@ def fast_tokenizer(path: str, max_tokens: int):  # type: ignore[no-untyped-def]
     return with_tokenizers
 
 
-def load_tokenizer(path: str):  # type: ignore[no-untyped-def]
+def load_tokenizer(path: str):
     """The folder's tokenizer.json as a `tokenizers.Tokenizer` with no padding or truncation set."""
     from tokenizers import Tokenizer
 
@@ -60,7 +60,7 @@ def load_tokenizer(path: str):  # type: ignore[no-untyped-def]
     return tok
 
 
-def token_counter(tok):  # type: ignore[no-untyped-def]
+def token_counter(tok):
     """lines -> token counts without special tokens, for a `load_tokenizer` tokenizer."""
 
     def count(lines: Sequence[str]) -> list[int]:
