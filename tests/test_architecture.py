@@ -9,10 +9,11 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "services" / "codesearch"
 LEGS = {"keyword", "vector", "graph", "rerank"}
 ENTRY_POINTS = {"cli", "mcp", "server", "bench"}  # compose services; may import anything
+# Offline tuning replays the orchestrator's own ranking (plan, ranking/, router) on recorded leg answers, so a
+# fitted figure is the shipped code's; only the entry points import eval/.
+RANKING_REPLAY = {"eval"}
 # Imports between folders that exist today and are being removed by their owners: the list may only shrink.
-KNOWN = {
-    ("rerank", "vector"): "#16 moves the shared model plumbing to common/models/",
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def folder_imports() -> set[tuple[str, str]]:
@@ -40,9 +41,12 @@ def test_no_leg_imports_another_leg_and_common_imports_no_service() -> None:
     edges = folder_imports()
     leg_to_leg = {(a, b) for a, b in edges if a in LEGS and b in LEGS}
     common_up = {(a, b) for a, b in edges if a == "common" and (b in LEGS or b == "orchestrator")}
-    into_orchestrator = {(a, b) for a, b in edges if b == "orchestrator" and a not in ENTRY_POINTS}
+    into_orchestrator = {
+        (a, b) for a, b in edges if b == "orchestrator" and a not in ENTRY_POINTS | RANKING_REPLAY
+    }
     leg_from_orchestrator = {(a, b) for a, b in edges if a == "orchestrator" and b in LEGS}
-    found = leg_to_leg | common_up | into_orchestrator | leg_from_orchestrator
+    replay_to_leg = {(a, b) for a, b in edges if a in RANKING_REPLAY and b in LEGS}
+    found = leg_to_leg | common_up | into_orchestrator | leg_from_orchestrator | replay_to_leg
     assert found - set(KNOWN) == set(), f"imports across the layering: {sorted(found - set(KNOWN))}"
     stale = set(KNOWN) - found
     assert not stale, f"gone, so remove from KNOWN: {sorted(stale)}"

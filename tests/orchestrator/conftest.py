@@ -43,9 +43,12 @@ class HeldEmbeddings:
 
 @pytest.fixture
 def held_embeddings(tmp_path: Path, start_server) -> Iterator[HeldEmbeddings]:
-    vector = VectorServicer(
-        Settings.from_env({"CODESEARCH_HOME": str(tmp_path / "vector-home")}), start_worker=False
-    )
+    # The transformer tier alone: the static tier embeds inside the index update, so with it nothing is pending.
+    vector_settings = {
+        "CODESEARCH_HOME": str(tmp_path / "vector-home"),
+        "CODESEARCH_VECTOR_TIERS": "transformer",
+    }
+    vector = VectorServicer(Settings.from_env(vector_settings), start_worker=False)
     vector_server = start_server([lambda s: add_servicer(s, vector)])
     settings = Settings.from_env(
         {"CODESEARCH_HOME": str(tmp_path / "home"), "CODESEARCH_VECTOR_ADDR": vector_server.address}
