@@ -44,9 +44,19 @@ class HeldEmbeddings:
 @pytest.fixture
 def held_embeddings(tmp_path: Path, start_server) -> Iterator[HeldEmbeddings]:
     # The transformer tier alone: the static tier embeds inside the index update, so with it nothing is pending.
+    yield from _held(tmp_path, start_server, "transformer")
+
+
+@pytest.fixture
+def held_upgrade(tmp_path: Path, start_server) -> Iterator[HeldEmbeddings]:
+    # Both tiers: the static one answers at once, the transformer waits for `finish` to take over.
+    yield from _held(tmp_path, start_server, "static,transformer")
+
+
+def _held(tmp_path: Path, start_server, tiers: str) -> Iterator[HeldEmbeddings]:
     vector_settings = {
         "CODESEARCH_HOME": str(tmp_path / "vector-home"),
-        "CODESEARCH_VECTOR_TIERS": "transformer",
+        "CODESEARCH_VECTOR_TIERS": tiers,
     }
     vector = VectorServicer(Settings.from_env(vector_settings), start_worker=False)
     vector_server = start_server([lambda s: add_servicer(s, vector)])

@@ -17,13 +17,14 @@ CACHE_ENTRIES = 1024  # a few MB of responses; covers an agent's repeated lookup
 
 
 # An answer given while a leg was degraded (it will be back) or answered over part of its data (embeddings still
-# filling in) is not repeated: neither changes the index version in the key, so the cache could not tell.
+# filling in) is not repeated: neither changes the index version in the key, so the cache could not tell. Nor
+# is one a leg gave from a lesser tier while a better one fills in (LegReport.upgrading), for the same reason.
 UNCACHED_STATUSES = frozenset({common_pb2.LEG_STATUS_DEGRADED, common_pb2.LEG_STATUS_PARTIAL})
 
 
 def cacheable(response: search_pb2.SearchResponse) -> bool:
     """Whether an answer is worth repeating: every leg that was asked answered over all of its data."""
-    return not any(r.status in UNCACHED_STATUSES for r in response.legs)
+    return not any(r.status in UNCACHED_STATUSES or r.upgrading for r in response.legs)
 
 
 def normalise(query: str) -> str:

@@ -97,6 +97,10 @@ async def fan_out(
 
 # Set per leg call by the fan-out; a leg's answer appends what it answered from (LegReport.detail).
 LEG_DETAIL: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("leg_detail", default=None)
+# Set per leg call likewise; the vector leg's answer marks it when a better tier is still filling in.
+LEG_UPGRADING: contextvars.ContextVar[list[bool] | None] = contextvars.ContextVar(
+    "leg_upgrading", default=None
+)
 
 
 async def _run_leg(legs: LegClients, p: LegPlan) -> tuple[common_pb2.LegReport, list[common_pb2.Hit]]:
@@ -110,6 +114,8 @@ async def _run_leg(legs: LegClients, p: LegPlan) -> tuple[common_pb2.LegReport, 
     SHARD_FAILURES.set(shard_failures)  # this task's own context: filled by sharded stubs
     details: list[str] = []
     LEG_DETAIL.set(details)  # what the leg answered from (the vector leg's tier), filled by its answer
+    upgrading: list[bool] = []
+    LEG_UPGRADING.set(upgrading)
     timed_out = f"timed out after {p.budget_s:.2f}s"
     try:
         hits = await asyncio.wait_for(call_leg(legs, p), timeout=p.budget_s)
@@ -134,6 +140,7 @@ async def _run_leg(legs: LegClients, p: LegPlan) -> tuple[common_pb2.LegReport, 
     report.latency_ms = (time.perf_counter() - t) * 1000
     report.hits = len(hits)
     report.detail = "; ".join(details)
+    report.upgrading = any(upgrading)
     return report, hits
 
 
@@ -186,7 +193,12 @@ def _hits(resp: Any, _leg: int) -> list[common_pb2.Hit]:
 
 def _vector_hits(resp: vector_pb2.VectorSearchResponse, _leg: int) -> list[common_pb2.Hit]:
     if resp.tier and (details := LEG_DETAIL.get()) is not None:
-        details.append(f"tier {resp.tier}, model {resp.model}")
+        details.append(
+            f"tier {resp.tier}, model {resp.model}"
+            + (" (a better tier is filling in)" if resp.upgrading else "")
+        )
+    if resp.upgrading and (upgrading := LEG_UPGRADING.get()) is not None:
+        upgrading.append(True)
     if resp.partial:
         raise PartialResult(list(resp.hits), f"embedded {resp.embedded} of {resp.total} chunks so far")
     return list(resp.hits)

@@ -135,7 +135,7 @@ class Hit(_message.Message):
     def __init__(self, location: _Optional[_Union[Location, _Mapping]] = ..., snippet: _Optional[str] = ..., score: _Optional[float] = ..., leg_scores: _Optional[_Iterable[_Union[LegScore, _Mapping]]] = ..., found_by: _Optional[_Iterable[_Union[Leg, str]]] = ..., boosts: _Optional[_Iterable[_Union[Boost, _Mapping]]] = ..., language: _Optional[str] = ..., breadcrumb: _Optional[_Iterable[str]] = ..., symbol: _Optional[str] = ..., match_lines: _Optional[_Iterable[int]] = ..., commit: _Optional[str] = ..., match_ranges: _Optional[_Iterable[_Union[MatchRange, _Mapping]]] = ...) -> None: ...
 
 class LegReport(_message.Message):
-    __slots__ = ("leg", "status", "reason", "latency_ms", "hits", "weight", "detail")
+    __slots__ = ("leg", "status", "reason", "latency_ms", "hits", "weight", "detail", "upgrading")
     LEG_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
@@ -143,6 +143,7 @@ class LegReport(_message.Message):
     HITS_FIELD_NUMBER: _ClassVar[int]
     WEIGHT_FIELD_NUMBER: _ClassVar[int]
     DETAIL_FIELD_NUMBER: _ClassVar[int]
+    UPGRADING_FIELD_NUMBER: _ClassVar[int]
     leg: Leg
     status: LegStatus
     reason: str
@@ -150,7 +151,8 @@ class LegReport(_message.Message):
     hits: int
     weight: float
     detail: str
-    def __init__(self, leg: _Optional[_Union[Leg, str]] = ..., status: _Optional[_Union[LegStatus, str]] = ..., reason: _Optional[str] = ..., latency_ms: _Optional[float] = ..., hits: _Optional[int] = ..., weight: _Optional[float] = ..., detail: _Optional[str] = ...) -> None: ...
+    upgrading: bool
+    def __init__(self, leg: _Optional[_Union[Leg, str]] = ..., status: _Optional[_Union[LegStatus, str]] = ..., reason: _Optional[str] = ..., latency_ms: _Optional[float] = ..., hits: _Optional[int] = ..., weight: _Optional[float] = ..., detail: _Optional[str] = ..., upgrading: _Optional[bool] = ...) -> None: ...
 
 class IndexedFile(_message.Message):
     __slots__ = ("path", "language", "content_hash", "content", "chunks", "parsed")

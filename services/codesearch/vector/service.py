@@ -146,6 +146,15 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
             t for t in self.tiers if self.embedders[t].loaded and not self.embedders[t].unavailable_reason
         ]
 
+    def _upgrading(self, repos: list[RepoIndex], tier: str) -> bool:
+        """Whether a better tier than `tier` will still take over some of `repos` (its model not known unusable)."""
+        better = self.tiers[self.tiers.index(tier) + 1 :] if tier in self.tiers else []
+        progress = [r.progress() for r in repos]
+        return any(
+            not self.embedders[t].unavailable_reason and any(p[t][0] < p[t][1] for p in progress)
+            for t in better
+        )
+
     def _embed_step(self, r: RepoIndex, tier: str) -> bool:
         todo = r.pending_texts(tier, EMBED_BATCH)
         if not todo:
@@ -330,7 +339,12 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         progress = [r.progress()[tier] for r in repos]
         embedded, total = sum(e for e, _ in progress), sum(t for _, t in progress)
         resp = vector_pb2.VectorSearchResponse(
-            partial=embedded < total, embedded=embedded, total=total, tier=tier, model=emb.model_id
+            partial=embedded < total,
+            embedded=embedded,
+            total=total,
+            tier=tier,
+            model=emb.model_id,
+            upgrading=self._upgrading(repos, tier),
         )
         for rank, (repo, f) in enumerate(found[: request.limit]):
             m = f.meta
