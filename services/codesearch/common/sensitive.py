@@ -14,10 +14,10 @@ from pathlib import Path, PurePosixPath
 from codesearch.common.errors import failed_precondition
 
 # Directories of the operating system (configuration, kernel views, devices, boot, state of services): never a
-# repository, and /etc alone holds /etc/shadow and TLS keys.
+# repository, and /etc alone holds /etc/shadow and TLS keys. Not /root: it is a home directory, where root's code
+# lives in containers and CI (the demo's Python stdlib sits under /root/.pyenv); its keys are caught by name.
 SYSTEM_DIRS = tuple(
-    Path(p)
-    for p in ("/etc", "/proc", "/sys", "/dev", "/boot", "/run", "/var/run", "/var/lib", "/var/log", "/root")
+    Path(p) for p in ("/etc", "/proc", "/sys", "/dev", "/boot", "/run", "/var/run", "/var/lib", "/var/log")
 )
 # File names (case-insensitive globs) of key files, environment files and credential stores.
 SECRET_NAMES = (
