@@ -60,14 +60,20 @@ def p50_ms(fn: Callable[[int], object], rounds: list[int]) -> float:
     return statistics.median(times)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def corpus_and_repeat(doc: str) -> tuple[list[tuple[str, bytes]], int]:
+    """The update benches' command line (--corpus DIR [--repeat N]): the corpus's files and the rounds."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, required=True)
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
     files = load_corpus(args.corpus)
     total_mb = sum(len(d) for _, d in files) / 1e6
     print(f"corpus: {len(files)} files, {total_mb:.1f} MB; {args.repeat} rounds each, p50")
+    return files, int(args.repeat)
+
+
+def main() -> int:
+    files, repeat = corpus_and_repeat(__doc__)
     with tempfile.TemporaryDirectory(prefix="cs-bench-update-") as tmp:
         root = Path(tmp)
         base_dir = root / "base"
@@ -87,7 +93,7 @@ def main() -> int:
         def trigram_incremental(r: int) -> None:
             _native.TrigramIndex.build(fresh_dir(), [edited(files, r)], base)
 
-        rounds = list(range(args.repeat))
+        rounds = list(range(repeat))
         full = p50_ms(trigram_full, rounds)
         inc = p50_ms(trigram_incremental, rounds)
         print(
