@@ -21,6 +21,7 @@ from typing import Any
 from google.protobuf.json_format import ParseDict
 
 from codesearch.eval.polyglot import CATEGORIES, PolyglotSet, load_set, summarize
+from codesearch.orchestrator.fanout import reference_hit
 from codesearch.orchestrator.plan import routed_weights
 from codesearch.orchestrator.ranking import adaptive, diversity, fusion, penalties, signals
 from codesearch.orchestrator.ranking.penalties import TEST_WORDS
@@ -67,16 +68,7 @@ def _definition_hit(d: Mapping[str, Any], leg: int, rank: int) -> common_pb2.Hit
 
 
 def _reference_hit(d: Mapping[str, Any], rank: int) -> common_pb2.Hit:
-    r = ParseDict(dict(d), graph_pb2.Reference(), ignore_unknown_fields=True)
-    score = 1.0 / (1 + rank)
-    return common_pb2.Hit(
-        location=r.location,
-        snippet=r.snippet,
-        score=score,
-        leg_scores=[common_pb2.LegScore(leg=common_pb2.LEG_REFERENCES, rank=rank, score=score)],
-        found_by=[common_pb2.LEG_REFERENCES],
-        symbol=r.caller,
-    )
+    return reference_hit(ParseDict(dict(d), graph_pb2.Reference(), ignore_unknown_fields=True), rank)
 
 
 @dataclass

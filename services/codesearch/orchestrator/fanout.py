@@ -213,21 +213,20 @@ def _callee_hits(resp: graph_pb2.FindCalleesResponse, leg: int) -> list[common_p
 
 
 def _reference_hits(resp: graph_pb2.FindReferencesResponse, _leg: int) -> list[common_pb2.Hit]:
-    hits = []
-    for rank, r in enumerate(resp.references):
-        score = 1.0 / (1 + rank)
-        hits.append(
-            common_pb2.Hit(
-                location=r.location,
-                snippet=r.snippet,
-                score=score,
-                leg_scores=[common_pb2.LegScore(leg=common_pb2.LEG_REFERENCES, rank=rank, score=score)],
-                found_by=[common_pb2.LEG_REFERENCES],
-                symbol=r.caller,
-                match_lines=[r.location.start_line],
-            )
-        )
-    return hits
+    return [reference_hit(r, rank) for rank, r in enumerate(resp.references)]
+
+
+def reference_hit(r: graph_pb2.Reference, rank: int) -> common_pb2.Hit:
+    score = 1.0 / (1 + rank)
+    return common_pb2.Hit(
+        location=r.location,
+        snippet=r.snippet,
+        score=score,
+        leg_scores=[common_pb2.LegScore(leg=common_pb2.LEG_REFERENCES, rank=rank, score=score)],
+        found_by=[common_pb2.LEG_REFERENCES],
+        symbol=r.caller,
+        match_lines=[r.location.start_line],
+    )
 
 
 def _impact_hits(resp: graph_pb2.ImpactResponse, _leg: int) -> list[common_pb2.Hit]:
