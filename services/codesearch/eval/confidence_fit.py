@@ -38,7 +38,7 @@ def row(q: QueryLegs) -> tuple[list[float], list[dict[str, Any]]] | None:
     coverage = adaptive.keyword_coverage(q.query, q.keyword)
     if not signals.applies(route.intent, coverage):
         return None  # the exact-leg model answers for these (ranking/confidence.py)
-    x = features(ranked)
+    x = features(ranked, q.query)
     results = [
         {
             "path": f.hit.location.path,

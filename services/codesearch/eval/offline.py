@@ -123,6 +123,10 @@ def rank_one(q: QueryLegs, v: Variant) -> list[fusion.FusedHit]:
             top = max(by_leg, key=lambda leg: by_leg[leg])
             by_leg = {top: by_leg[top]} if any(h for leg, h in available.values() if leg == top) else by_leg
         weights = {name: by_leg.get(leg, 0.0) for name, (leg, _hits) in available.items()}
+        if adaptive.decisive(
+            route.intent, q.query, q.keyword
+        ):  # the server's adaptive cancel (search.py _adapt)
+            weights["vector"] *= adaptive.DECISIVE_VECTOR_FACTOR
     lists: list[fusion.RankedList] = [
         (available[name][0], w, available[name][1][: v.depth])
         for name, w in sorted(weights.items(), key=lambda kv: -kv[1])

@@ -145,6 +145,7 @@ class SearchPipeline:
             ranked_by_signals=_routed(plan) and signals.applies(plan.route.intent, coverage),
             direct=plan.strategy == search_pb2.STRATEGY_DIRECT,
             legs_answered=frozenset(_answered(answer.reports)),
+            query=request.query,
         )
         for name, ms in stage_ms.items():
             resp.stage_ms[name] = ms

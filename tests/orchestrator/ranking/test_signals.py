@@ -178,3 +178,28 @@ def test_a_qualified_name_is_routed_as_a_name() -> None:
     route = classify("Rack::Response")
     assert (route.intent, route.target) == (search_pb2.INTENT_FIND_DEFINITION, "Response")
     assert classify("how does the response get built").intent == search_pb2.INTENT_UNDERSTAND_CODE
+
+
+def test_a_long_specific_description_gets_no_file_level_signals() -> None:
+    # Same candidates, same path words ("cleanup" ~ clean.py): a short question earns coherence and path words,
+    # a description of more than specific_words content words earns neither (the function it names may sit in
+    # a file with one good chunk).
+    def boosts_for(query: str) -> set[str]:
+        cands = fused(hit("clean.py", 1, 9), hit("clean.py", 20, 29), hit("tempfile.py", 1, 9))
+        return {b.name for f in signals.rank(cands, query, []) for b in f.boosts}
+
+    short = "how is cleanup done"
+    long = "remove a temporary directory tree and everything inside it when the context manager exits cleanup"
+    assert not signals.is_specific(short) and signals.is_specific(long)
+    assert {"file_coherence", "path_words"} <= boosts_for(short)
+    assert not {"file_coherence", "path_words", "defines_query_name"} & boosts_for(long)
+    # Off (0): the long description is ranked like any question.
+    off = dataclasses.replace(signals.SHIPPED, specific_words=0)
+    assert not signals.is_specific(long, off)
+
+
+def test_names_inside_a_long_description_are_not_boosted() -> None:
+    cands = fused(hit("a.py", 1, 9), hit("b.py", 1, 9, symbol="TemporaryDirectory"))
+    query = "which class makes a TemporaryDirectory that removes itself and every file nested inside it on context exit"
+    assert signals.is_specific(query)
+    assert not any(b.name == "defines_query_name" for f in signals.rank(cands, query, []) for b in f.boosts)

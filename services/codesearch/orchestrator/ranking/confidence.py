@@ -4,23 +4,36 @@ from __future__ import annotations
 
 import math
 
+from codesearch.orchestrator.query_terms import content_words
 from codesearch.orchestrator.ranking.fusion import FusedHit
 from codesearch.v1 import common_pb2
 
 # The model for answers ranked by ranking/signals.py (meaning questions and names): "the top hit is right" (hit@1),
 # refit with eval/confidence_fit.py (sklearn LogisticRegression, C=1) on the polyglot FIT repositories and the
-# stdlib sets' tune halves (their signal-ranked answers), over the offline ranking of the keyword + graph legs.
-# Features kept where 5-fold cross-validation on that training set lost AUROC without them (0.879 with these
-# four; the router's confidence, keyword coverage, a bare name, leg agreement and path-word boosts added nothing).
-# Held-out repositories, same answers, offline: AUROC 0.832 (the single model before this refit: 0.673).
-CONF_BIAS = -2.007
-CONF_WEIGHTS: tuple[float, ...] = (2.538, 1.469, 1.803, 2.507)  # one per FEATURES entry, in order
+# stdlib sets' tune halves (their signal-ranked answers), over the offline ranking of the legs with the static
+# vector tier (notes/15.md). Features chosen by forward selection on 5-fold cross-validation over that training
+# set (the router's confidence, keyword coverage, a bare name, the keyword leg's top file, path-word boosts and
+# the vector leg's own score added under 0.003 each; CV 0.883). Held-out repositories, same answers, offline:
+# AUROC 0.829 (the four features before, refit on the same answers: 0.777).
+CONF_BIAS = -0.317
+CONF_WEIGHTS: tuple[float, ...] = (
+    2.065,
+    1.685,
+    1.148,
+    1.320,
+    1.000,
+    -3.023,
+)  # one per FEATURES entry, in order
 FEATURES = (
     "margin",  # relative margin between the first two scores: a clear winner is usually right
     "defines",  # the top hit defines the name the query asks about (signals.py)
     "file_share",  # share of the first results in the top hit's file: the answer's file is not in doubt
     "margin_to_fifth",  # the top score's lead over the fifth: a flat head means several plausible answers
+    "vector_agrees",  # the vector leg put a chunk of the top hit's file in its first VECTOR_HEAD: meaning agrees
+    "query_length",  # the query's content words / QUERY_LENGTH_CAP: a long description is harder to place
 )
+VECTOR_HEAD = 5  # the vector leg's first hits that count as agreeing (5 and 3 gave the same CV AUROC)
+QUERY_LENGTH_CAP = 12  # content words beyond this add no doubt (stdlib paraphrases reach 16)
 # The model for answers the signals did not rank (exact matches, references, impact, "where is X defined", quoted
 # docstrings): fit (sklearn LogisticRegression, C=1) on the stdlib dev and paraphrase sets' tune halves, AUROC
 # 0.953 on their check halves; it reads which leg answered and the direct path, which decide those classes.
@@ -38,18 +51,24 @@ EXACT_LEGS = frozenset(
 FILE_SHARE_DEPTH = 10  # the results a reader sees: how many of them are in the top hit's file
 
 
-def features(fused: list[FusedHit]) -> list[float]:
-    """The signals of FEATURES, in order, for a non-empty answer."""
+def features(fused: list[FusedHit], query: str = "") -> list[float]:
+    """The signals of FEATURES, in order, for a non-empty answer to `query`."""
     top = fused[0].score
     second = fused[1].score if len(fused) > 1 else 0.0
     fifth = fused[min(4, len(fused) - 1)].score
     head = fused[:FILE_SHARE_DEPTH]
     top_file = (fused[0].hit.location.repository, fused[0].hit.location.path)
+    in_top_file = [f for f in fused if (f.hit.location.repository, f.hit.location.path) == top_file]
+    vector_agrees = any(
+        s.leg == common_pb2.LEG_VECTOR and s.rank < VECTOR_HEAD for f in in_top_file for s in f.leg_scores
+    )
     return [
         (top - second) / top if top > 0 else 0.0,
         float(any(b.name == "defines_query_name" for b in fused[0].boosts)),
         sum(1 for f in head if (f.hit.location.repository, f.hit.location.path) == top_file) / len(head),
         (top - fifth) / top if top > 0 else 0.0,
+        float(vector_agrees),
+        min(len(content_words(query)), QUERY_LENGTH_CAP) / QUERY_LENGTH_CAP,
     ]
 
 
@@ -60,13 +79,14 @@ def confidence(
     ranked_by_signals: bool,
     direct: bool = False,
     legs_answered: frozenset[int] = frozenset(),
+    query: str = "",
 ) -> float:
     """Probability that the top hit is right, from signals of the answer itself (never from how many hits):
     the refit model for answers ranked by ranking/signals.py, the exact-leg model for the others."""
     if not fused:
         return 0.0
     if ranked_by_signals:
-        x = features(fused)
+        x = features(fused, query)
         z = CONF_BIAS + sum(w * v for w, v in zip(CONF_WEIGHTS, x, strict=True))
     else:
         z = _exact_logit(fused, intent_confidence, keyword_coverage, direct, legs_answered)

@@ -75,6 +75,13 @@ class Params:
     # rule); the signals stand aside. Stdlib dev concept MRR@10 0.871 without the gate, 0.946 with it (0.75: 0.947,
     # 0.6: 0.953), polyglot fit 0.836 without, 0.802 at 0.9, 0.791 at 0.75, 0.770 at 0.6 (keyword leg only).
     settled_coverage: float = 0.9
+    # A description of more than this many content words names one function, not a subsystem: the file-level
+    # signals (coherence, path words) and the half-strength boost for names inside a sentence stand aside, so a
+    # busy neighbour file does not outrank it. Polyglot questions have 3-8 content words (median 6), the stdlib
+    # paraphrases 6-16 (median 10). Chosen on the paraphrase set's tune half (MRR@10, static vector tier,
+    # offline): off 0.123, 7: 0.136, 8: 0.135, 9: 0.136; polyglot fit half 0.857 at each (no fit question is that
+    # long); 9 changes fewest polyglot answers (held-out 0.850 -> 0.848; 8: 0.845). 0: never.
+    specific_words: int = 9
 
 
 SHIPPED = Params()
@@ -182,6 +189,12 @@ def defines_name(f: FusedHit, names: Iterable[str], definitions: Sequence[common
     return any(sym == n or _defines(n).search(f.hit.snippet) for n in names)
 
 
+def is_specific(query: str, p: Params = SHIPPED) -> bool:
+    """A long description of one function (more than specific_words content words): file-level signals stand
+    aside."""
+    return bool(p.specific_words) and len(content_words(query)) > p.specific_words
+
+
 def boost_definitions(
     cands: list[FusedHit], query: str, definitions: Sequence[common_pb2.Location], p: Params = SHIPPED
 ) -> None:
@@ -192,6 +205,8 @@ def boost_definitions(
         return
     unit = max(f.score for f in cands) * p.definition_boost
     if not is_symbol_query(query):
+        if is_specific(query, p):
+            return
         unit *= p.embedded_scale
     tails = {last_segment(n).lower() for n in names}
     for f in cands:
@@ -203,7 +218,7 @@ def boost_definitions(
 def boost_path_words(cands: list[FusedHit], query: str, p: Params = SHIPPED) -> None:
     """Sentence queries: chunks whose file name or folder holds the query's words gain stem_boost x best score x
     the share of words matched (prefixes of 3+ letters count: 'dependency' ~ 'dependencies')."""
-    if is_symbol_query(query) or not cands:
+    if is_symbol_query(query) or not cands or is_specific(query, p):
         return
     words = content_words(query)
     if not words:
@@ -242,7 +257,7 @@ def _count_matches(words: set[str], parts: set[str]) -> int:
 def boost_file_coherence(cands: list[FusedHit], p: Params = SHIPPED) -> None:
     """A file with several good chunks lifts its best one by coherence x best score x its share of the top
     file's summed score."""
-    if not cands:
+    if not cands or not p.coherence:
         return
     top = max(f.score for f in cands)
     if top <= 0:
@@ -256,8 +271,7 @@ def boost_file_coherence(cands: list[FusedHit], p: Params = SHIPPED) -> None:
             best[path] = f
     most = max(total.values())
     for path, f in best.items():
-        if p.coherence:
-            _add(f, "file_coherence", top * p.coherence * total[path] / most)
+        _add(f, "file_coherence", top * p.coherence * total[path] / most)
 
 
 def penalise_paths(
@@ -297,7 +311,8 @@ def rank(
 ) -> list[FusedHit]:
     """Every signal in order: coherence on the fused scores, then the query's names and words, then penalties
     and per-file saturation. Returns the candidates best first."""
-    boost_file_coherence(cands, p)
+    if not is_specific(query, p):
+        boost_file_coherence(cands, p)
     boost_definitions(cands, query, definitions, p)
     boost_path_words(cands, query, p)
     penalise_paths(cands, query, query_mentions_tests, p)
