@@ -209,6 +209,7 @@ def ablations(base: Variant) -> list[Variant]:
             ),
         ),
         ("-saturation", lambda x: dataclasses.replace(x, saturation_decay=1.0)),
+        ("-specific", lambda x: dataclasses.replace(x, specific_words=0)),
     ]
     return [base] + [dataclasses.replace(base, name=name, params=fn(p)) for name, fn in off]
 
@@ -235,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
             Variant("rrf+signals", weights={"keyword": 1.0, "vector": 1.0}),
         ]
     if args.ablate:
-        variants = ablations(variants[-1])
+        variants = ablations(variants[2])  # the routed recipe: what the server does
     print(format_scores(score_variants(pset, qs, variants)))
     return 0
 

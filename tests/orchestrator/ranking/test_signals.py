@@ -203,3 +203,26 @@ def test_names_inside_a_long_description_are_not_boosted() -> None:
     query = "which class makes a TemporaryDirectory that removes itself and every file nested inside it on context exit"
     assert signals.is_specific(query)
     assert not any(b.name == "defines_query_name" for f in signals.rank(cands, query, []) for b in f.boosts)
+
+
+def test_an_abbreviated_file_name_matches_the_query_word() -> None:
+    # 'temporary' ~ tempfile.py (the same first stem_common letters), 'cleaned' ~ clean.py (a prefix): both
+    # files earn path words, so the legs' order between them stands.
+    p = dataclasses.replace(NONE, stem_boost=1.0, stem_common=signals.SHIPPED.stem_common)
+    ranked = signals.rank(
+        fused(hit("tempfile.py", 840, 851), hit("command/clean.py", 12, 31), hit("pool.py", 1, 9)),
+        "how are temporary directories cleaned up",
+        [],
+        p=p,
+    )
+    assert paths(ranked)[:2] == ["tempfile.py:840", "command/clean.py:12"]
+    boosted = {f.hit.location.path for f in ranked if any(b.name == "path_words" for b in f.boosts)}
+    assert boosted == {"tempfile.py", "command/clean.py"}
+    off = dataclasses.replace(p, stem_common=0)
+    ranked = signals.rank(
+        fused(hit("tempfile.py", 840, 851), hit("command/clean.py", 12, 31)),
+        "how are temporary directories cleaned up",
+        [],
+        p=off,
+    )
+    assert paths(ranked)[0] == "command/clean.py:12"  # the symptom, without the rule
