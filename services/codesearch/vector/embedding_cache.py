@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-SQLITE_MAX_PARAMS = 500  # bound parameters per statement: under SQLite's limit on every build
+from codesearch.common.sqlite_batches import in_batches
+
 SHARED_FILE_WAIT_S = 30.0  # a writer in another process holds the lock for one batch (well under a second)
 
 
@@ -49,9 +50,7 @@ class EmbeddingCache:
         out: dict[str, np.ndarray] = {}
         uniq = list(dict.fromkeys(hashes))
         with self._lock:
-            for i in range(0, len(uniq), SQLITE_MAX_PARAMS):
-                part = uniq[i : i + SQLITE_MAX_PARAMS]
-                marks = ",".join("?" * len(part))
+            for part, marks in in_batches(uniq):
                 rows = self._db.execute(
                     f"SELECT hash, vec FROM emb WHERE model = ? AND hash IN ({marks})", [model_id, *part]
                 ).fetchall()
