@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -68,6 +69,24 @@ class EmbeddingCache:
                 [(model_id, h, np.ascontiguousarray(v, dtype=np.float32).tobytes()) for h, v in items],
             )
             self._db.execute("COMMIT")
+
+    def fill(
+        self,
+        model_id: str,
+        items: Sequence[tuple[str, str]],
+        encode: Callable[[list[str]], np.ndarray] | None,
+    ) -> tuple[dict[str, np.ndarray], int]:
+        """Vectors of (text hash, text) items for one model: from the cache, the rest from `encode` when given
+        (then cached too); a text repeated across items is embedded once. Returns ({hash: vector}, texts
+        encoded); without `encode`, a hash not in the cache is missing from the answer."""
+        found = self.get_many(model_id, [h for h, _ in items])
+        todo = {h: t for h, t in items if h not in found}
+        if encode is None or not todo:
+            return found, 0
+        fresh = list(zip(todo, encode(list(todo.values())), strict=True))
+        self.put_many(model_id, fresh)
+        found.update(fresh)
+        return found, len(fresh)
 
     def count(self, model_id: str) -> int:
         with self._lock:

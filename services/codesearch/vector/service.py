@@ -150,22 +150,17 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
             return False
         emb = self.embedders[tier]
         keys = [k for k, _, _ in todo]
-        hashes = [h for _, h, _ in todo]
-        cached = self.cache.get_many(emb.model_id, hashes)
-        miss = [(h, t) for _, h, t in todo if h not in cached]
-        if miss:
-            uniq = dict(miss)
-            texts = list(uniq.values())
+
+        def encode(texts: list[str]) -> np.ndarray:  # in sub-batches, each after the foreground's turn
             parts = []
             for i in range(0, len(texts), QUERY_YIELD_BATCH):
                 self._foreground.wait_turn()
                 parts.append(emb.encode_documents(texts[i : i + QUERY_YIELD_BATCH]))
-            vecs = np.concatenate(parts)
-            fresh = list(zip(uniq.keys(), vecs, strict=True))
-            self.cache.put_many(emb.model_id, fresh)
-            cached.update(fresh)
-            self.embedded_by_model += len(uniq)
-        r.add_vectors(tier, keys, np.stack([cached[h] for h in hashes]))
+            return np.concatenate(parts)
+
+        found, encoded = self.cache.fill(emb.model_id, [(h, t) for _, h, t in todo], encode)
+        self.embedded_by_model += encoded
+        r.add_vectors(tier, keys, np.stack([found[h] for _, h, _ in todo]))
         return True
 
     def _embed_now(self) -> dict[str, Encode]:

@@ -266,11 +266,5 @@ def _vectors_for(
     (then cached too). Texts repeated across chunks are embedded once."""
     if not texts:
         return {}
-    cached = cache.get_many(model_id, [rows[k].doc_hash for k in texts])
-    if encode is not None:
-        todo = {rows[k].doc_hash: t for k, t in texts.items() if rows[k].doc_hash not in cached}
-        if todo:
-            fresh = list(zip(todo, encode(list(todo.values())), strict=True))
-            cache.put_many(model_id, fresh)
-            cached.update(fresh)
-    return {k: cached[rows[k].doc_hash] for k in texts if rows[k].doc_hash in cached}
+    found, _encoded = cache.fill(model_id, [(rows[k].doc_hash, t) for k, t in texts.items()], encode)
+    return {k: found[rows[k].doc_hash] for k in texts if rows[k].doc_hash in found}
