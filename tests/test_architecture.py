@@ -1,5 +1,6 @@
 """The layering of services/ARCHITECTURE.md, checked on the source: no leg imports another leg, common/ imports
-no service, and no module imports the orchestrator but the entry points."""
+no service, no module imports the orchestrator but the entry points, no import circle, and no hand-written
+module over the line limit."""
 
 from __future__ import annotations
 
@@ -50,3 +51,59 @@ def test_no_leg_imports_another_leg_and_common_imports_no_service() -> None:
     assert found - set(KNOWN) == set(), f"imports across the layering: {sorted(found - set(KNOWN))}"
     stale = set(KNOWN) - found
     assert not stale, f"gone, so remove from KNOWN: {sorted(stale)}"
+
+
+# A module per concept: one over this many lines holds more than one (ARCHITECTURE.md). Generated code is exempt.
+MAX_MODULE_LINES = 420
+GENERATED = ("v1/",)
+
+
+def test_no_hand_written_module_is_over_the_line_limit() -> None:
+    long = {
+        rel: lines
+        for path in PACKAGE.rglob("*.py")
+        if not (rel := path.relative_to(PACKAGE).as_posix()).startswith(GENERATED)
+        and (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, f"modules over {MAX_MODULE_LINES} lines (split them by concept): {long}"
+
+
+def module_imports() -> dict[str, set[str]]:
+    """codesearch module -> the codesearch modules it imports (anywhere in the file, a function's body too)."""
+    modules = {
+        ".".join(("codesearch", *p.relative_to(PACKAGE).with_suffix("").parts)).removesuffix(".__init__"): p
+        for p in PACKAGE.rglob("*.py")
+        if not p.relative_to(PACKAGE).as_posix().startswith(GENERATED)
+    }
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("codesearch"):
+                for a in node.names:  # `from codesearch.rerank import text` imports the module rerank.text
+                    sub = f"{node.module}.{a.name}"
+                    found.add(sub if sub in modules else node.module)
+            elif isinstance(node, ast.Import):
+                found.update(a.name for a in node.names if a.name.startswith("codesearch."))
+        graph[name] = {m for m in found if m in modules and m != name}
+    return graph
+
+
+def test_no_import_circle() -> None:
+    graph = module_imports()
+    circles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(m: str, path: list[str]) -> None:
+        state[m] = 1
+        for n in sorted(graph[m]):
+            if state.get(n) == 1:
+                circles.append([*path[path.index(n) :], n])
+            elif n not in state:
+                visit(n, [*path, n])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    assert not circles, f"import circles: {circles}"

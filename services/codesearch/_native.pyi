@@ -86,7 +86,7 @@ def fuse(lists: list[list[str]], weights: list[float], k: float) -> list[tuple[s
     Returns (id, score, ranks) best first, ranks[i] = -1 where list i lacks the id; an id repeated in one
     list counts at its first rank. Ties break by the best (lowest) rank in any list, then by id, so the order
     is deterministic. Raises ValueError when len(weights) != len(lists), k is negative or not finite, or a
-    weight is negative or not finite. Same result as codesearch.orchestrator.rrf_reference.fuse_reference.
+    weight is negative or not finite. Same result as tests/native/rrf_reference.py fuse_reference.
     """
 
 def fuse_compact(
@@ -100,7 +100,7 @@ def fuse_compact(
     list over 2**31 - 1 ids). Builds no per-id tuples or rank lists, so it costs about half of fuse().
     Releases the GIL only for large inputs (100,000 entries or more), where fusion outlasts the cost of
     getting the GIL back.
-    Same result as codesearch.orchestrator.rrf_reference.fuse_compact_reference.
+    Same result as tests/native/rrf_reference.py fuse_compact_reference.
     """
 
 def requires_trigrams(pattern: str, is_regex: bool, case_sensitive: bool) -> bool:

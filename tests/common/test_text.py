@@ -29,3 +29,12 @@ def test_split_identifier_for_the_embedding_text() -> None:
     assert text.split_identifier("fetchRemoteConfig") == ["fetch", "remote", "config"]
     assert text.split_identifier("parse_HTTPResponse") == ["parse", "http", "response"]
     assert "self" in text.CODE_STOPWORDS
+
+
+def test_first_sentence_is_the_first_paragraphs_first_sentence_with_white_space_folded() -> None:
+    from codesearch.common.text import first_sentence
+
+    assert first_sentence("  Return the  value.\n  More here.\n\nSecond paragraph.") == "Return the value."
+    assert first_sentence("Is it done? Yes.") == "Is it done?"
+    assert first_sentence("no full stop at all\n\nnext") == "no full stop at all"
+    assert first_sentence("v1.2 is out. Then") == "v1.2 is out."  # a dot inside a word ends nothing

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 from codesearch.cli.eval_cmd import main as eval_main
-from codesearch.eval.mine import mine_queries, name_tokens
+from codesearch.eval.mine import mine_queries
+from codesearch.eval.mine_python import name_tokens
 
 FILES = {
     "pkg/__init__.py": "from .core import Engine\n",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from codesearch.graph.store import SMALL_UPDATE_FRACTION, STALE_FRACTION_LIMIT
+from codesearch.graph.centrality_update import SMALL_UPDATE_FRACTION, STALE_FRACTION_LIMIT
 from codesearch.v1 import graph_pb2_grpc
 
 from tests.graph.test_service import R, index, stub  # noqa: F401  (stub is the fixture)

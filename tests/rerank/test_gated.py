@@ -11,13 +11,14 @@ import numpy as np
 import pytest
 from codesearch.common.models.lookup import model_path
 from codesearch.config import Settings
+from codesearch.rerank import finetune as rfinetune
 from codesearch.rerank import gated
 from codesearch.rerank import train as rtrain
 from codesearch.rerank.model import BLEND_FILE, Blend, Candidate, Reranker
 
 pytestmark = pytest.mark.model
 
-BASE = model_path(rtrain.BASE_MODEL)
+BASE = model_path(rfinetune.BASE_MODEL)
 PAIRS = [
     ("sort numbers in ascending order", "def sort_numbers(values):\n    return sorted(values)"),
     ("sort numbers in ascending order", "Roast the peppers until the skins blacken, then peel them."),
@@ -82,7 +83,7 @@ def test_training_moves_the_margin_and_onnx_scores_like_torch(tmp_path: Path) ->
     held_out = [(TOY_TRAIN[3][0], TOY_TRAIN[3][1]), (TOY_TRAIN[3][0], TOY_TRAIN[3][2])]
     before = gated.torch_scores(module.eval(), encoder.encode(seen))
     gate_before = float(module.gate)
-    steps = rtrain.train_gated(module, encoder, _toy_batches, deadline=math.inf, max_steps=12)
+    steps = rfinetune.train_gated(module, encoder, _toy_batches, deadline=math.inf, max_steps=12)
     assert steps == 12
     after = gated.torch_scores(module, encoder.encode(seen))
     assert after[0] - after[1] > before[0] - before[1]  # a trained pair's right answer pulled further ahead

@@ -14,8 +14,9 @@ import pytest
 from codesearch.common.grpc_util import add_health_and_reflection
 from codesearch.common.models.threads import configure_torch_threads
 from codesearch.config import Settings
+from codesearch.rerank import finetune as rfinetune
 from codesearch.rerank import service as rservice
-from codesearch.rerank import train as rtrain
+from codesearch.rerank import text as rtext
 from codesearch.rerank.model import BLEND_FILE, Blend, Candidate, Reranker
 from codesearch.v1 import rerank_pb2, rerank_pb2_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -51,7 +52,7 @@ HELD_OUT_WRONG = "Roast the peppers until the skins blacken, then peel them."
 def toy_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A cross-encoder trained from the bundled MiniLM weights on the toy set, saved to disk."""
     configure_torch_threads(0)
-    ce = rtrain.new_cross_encoder(TOY_LENGTH, "cpu")
+    ce = rfinetune.new_cross_encoder(TOY_LENGTH, "cpu")
 
     def batches(step: int) -> list[tuple[str, list[str]]]:
         items = []
@@ -61,7 +62,7 @@ def toy_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
             items.append((q, [right, *wrong]))
         return items
 
-    steps = rtrain.train_cross_encoder(ce, batches, math.inf, TOY_STEPS, TOY_LENGTH)
+    steps = rfinetune.train_cross_encoder(ce, batches, math.inf, TOY_STEPS, TOY_LENGTH)
     assert steps == TOY_STEPS
     out = tmp_path_factory.mktemp("toy") / "model"
     ce.save(str(out))
@@ -200,7 +201,7 @@ def test_scores_are_sigmoid_of_logits_and_blend_applies(toy_model: Path, tmp_pat
         blended_dir / BLEND_FILE
     )
     blended = Reranker(str(blended_dir), cache_dirs=[tmp_path / "cache"])
-    lex = np.array([rtrain.rtext.lexical_overlap(HELD_OUT_QUERY, t) for t in texts])
+    lex = np.array([rtext.lexical_overlap(HELD_OUT_QUERY, t) for t in texts])
     expected = 1 / (1 + np.exp(-(-1.0 + 0.5 * logits + 2.0 * lex)))
     np.testing.assert_allclose(blended.score(HELD_OUT_QUERY, cands), expected, atol=1e-5)
 

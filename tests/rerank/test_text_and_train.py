@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from codesearch.rerank import blend_fit as rblend
+from codesearch.rerank import pairs as rpairs
 from codesearch.rerank import text as rtext
-from codesearch.rerank import train as rtrain
 
 
 def test_short_text_is_kept_whole_with_header() -> None:
@@ -54,7 +55,7 @@ def test_mining_removes_the_query_sentence(tmp_path: Path) -> None:
         '    """Too short."""\n'
         "    return 1\n"
     )
-    defs = rtrain.mine(tmp_path)
+    defs = rpairs.mine(tmp_path)
     assert [(d.name, d.breadcrumb) for d in defs] == [("open_lid", ["Box"])]
     d = defs[0]
     assert d.sentence == "Open the lid of the box carefully"
@@ -64,16 +65,16 @@ def test_mining_removes_the_query_sentence(tmp_path: Path) -> None:
 
 
 def test_about_half_the_definitions_keep_their_sentence() -> None:
-    defs = [rtrain.Definition(f"pkg/m{i % 7}.py", [], f"f{i}", "s", "code", "full") for i in range(400)]
-    kept = sum(rtrain.keeps_sentence(d) for d in defs)
-    assert abs(kept / len(defs) - rtrain.KEEP_SENTENCE_SHARE) < 0.1
-    assert [rtrain.keeps_sentence(d) for d in defs] == [rtrain.keeps_sentence(d) for d in defs]  # stable
+    defs = [rpairs.Definition(f"pkg/m{i % 7}.py", [], f"f{i}", "s", "code", "full") for i in range(400)]
+    kept = sum(rpairs.keeps_sentence(d) for d in defs)
+    assert abs(kept / len(defs) - rpairs.KEEP_SENTENCE_SHARE) < 0.1
+    assert [rpairs.keeps_sentence(d) for d in defs] == [rpairs.keeps_sentence(d) for d in defs]  # stable
 
 
 def test_split_is_by_file_and_stable() -> None:
-    splits = {rtrain.split_of(f"pkg/m{i}.py") for i in range(200)}
+    splits = {rpairs.split_of(f"pkg/m{i}.py") for i in range(200)}
     assert splits == {"train", "blend", "test"}
-    assert rtrain.split_of("a/b.py") == rtrain.split_of("a/b.py")
+    assert rpairs.split_of("a/b.py") == rpairs.split_of("a/b.py")
 
 
 def test_logistic_blend_and_mrr() -> None:
@@ -82,10 +83,22 @@ def test_logistic_blend_and_mrr() -> None:
     y = np.tile([1.0] + [0.0] * (size - 1), groups)
     useful = y * 2.0 + rng.normal(size=len(y))
     noise = rng.normal(size=len(y))
-    w, b = rtrain.fit_logistic(np.stack([useful, noise], axis=1), y)
+    w, b = rblend.fit_logistic(np.stack([useful, noise], axis=1), y)
     assert w[0] > 1.0 and abs(w[1]) < 0.3
     p = 1 / (1 + np.exp(-(np.stack([useful, noise], axis=1) @ w + b)))
     assert abs(p.mean() - y.mean()) < 0.02  # calibrated on its training data
-    assert rtrain.mrr(useful, size) > rtrain.mrr(noise, size)
-    assert rtrain.mrr(y, size) == 1.0
-    assert rtrain.mrr(np.zeros_like(y), size) == 1.0 / size  # ties count against the positive
+    assert rblend.mrr(useful, size) > rblend.mrr(noise, size)
+    assert rblend.mrr(y, size) == 1.0
+    assert rblend.mrr(np.zeros_like(y), size) == 1.0 / size  # ties count against the positive
+
+
+def test_fused_order_is_reciprocal_rank_fusion_within_each_group() -> None:
+    rng = np.random.default_rng(3)
+    size, k = 5, 60.0
+    a, b = rng.random(4 * size), rng.random(4 * size)
+
+    def ranks(x: np.ndarray) -> np.ndarray:  # 1-based, within each group of `size` rows
+        g = x.reshape(-1, size)
+        return (np.argsort(np.argsort(-g, axis=1, kind="stable"), axis=1) + 1).reshape(-1)
+
+    assert np.allclose(rblend.fused(a, b, size, k), 1 / (k + ranks(a)) + 1 / (k + ranks(b)))

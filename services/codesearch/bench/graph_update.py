@@ -17,7 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codesearch.bench.keyword_update import corpus_and_repeat, edited, p50_ms
-from codesearch.graph.store import STALE_FILES_KEY, build_generation, parse_files
+from codesearch.graph.centrality_update import STALE_FILES_KEY
+from codesearch.graph.store import build_generation, parse_files
 
 
 def main() -> int:

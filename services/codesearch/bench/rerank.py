@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     tmp = tempfile.TemporaryDirectory()
     model = a.model
     if not model:
-        from codesearch.rerank.train import new_cross_encoder
+        from codesearch.rerank.finetune import new_cross_encoder
 
         model = str(Path(tmp.name) / "fresh")
         new_cross_encoder(512, "cpu").save(model)  # type: ignore[attr-defined]

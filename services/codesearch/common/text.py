@@ -21,6 +21,7 @@ MIN_WORD_CHARS = 2  # one-letter tokens ("a", "x") match everywhere and say noth
 ASCII_WORD = re.compile(r"[a-z][a-z0-9]*")  # matched on lower-cased text
 SUBWORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s")  # a full stop, question or exclamation mark, then white space
 CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 # Words of a question that say nothing about where in a file the answer is (context packs).
@@ -188,3 +189,9 @@ def split_identifier(name: str) -> list[str]:
     for part in name.split("_"):
         parts += [w.lower() for w in CAMEL_PART.findall(part)]
     return [w for w in parts if w]
+
+
+def first_sentence(doc: str) -> str:
+    """A docstring's first sentence: its first paragraph, white space folded, cut after the first . ! or ?."""
+    para = " ".join(doc.strip().split("\n\n", 1)[0].split())
+    return SENTENCE_END.split(para, maxsplit=1)[0].strip()

@@ -3,7 +3,7 @@
 Writes happen on a copy of the live database inside a new SnapshotDir generation, so a commit is atomic and a
 crash leaves the previous generation live. Incremental: a changed file replaces only its own rows; imports are
 re-resolved, calls are re-resolved where the names they may point to changed, then PageRank is recomputed
-(or, for an update of a few files, carried over from the previous generation; see `_centrality_is_due`).
+(or, for an update of a few files, carried over from the previous generation; graph/centrality_update.py).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from codesearch.common.languages import detect_language
 from codesearch.common.parsing import Extraction, extract
 from codesearch.common.parsing.wire import from_message
 from codesearch.common.sqlite_batches import in_batches
-from codesearch.graph.centrality import pagerank
+from codesearch.graph.centrality_update import carry_over_centrality, compute_centrality
 from codesearch.graph.resolve import (
     MAX_EDGE_FANOUT,
     CallContext,
@@ -32,16 +32,6 @@ from codesearch.graph.resolve import (
 from codesearch.v1 import common_pb2
 
 DB_NAME = "graph.db"
-# Centrality is only a ranking tie-breaker (a boost of at most 1.5x), so a slightly stale PageRank is acceptable:
-# an update touching at most this fraction of the repository's files keeps the previous generation's scores for
-# unchanged nodes and gives the replaced nodes their old score (or the mean, 1.0, for new ones). Full PageRank
-# took 0.7-1.5 s of the 1.1-2.3 s one-file update on the standard library (bench.graph_update has the ratio).
-SMALL_UPDATE_FRACTION = 0.01
-# Files touched since the last full PageRank after which it is recomputed even for a small update: by then up to
-# 5% of the graph's nodes carry a carried-over score, and the recomputation is amortised over many saves.
-STALE_FRACTION_LIMIT = 0.05
-STALE_FILES_KEY = "centrality_stale_files"  # meta: files touched since the last full PageRank
-NEW_NODE_PRIOR = 1.0  # scores are normalised to mean 1, so a node never ranked gets the average
 MAX_SNIPPET_CHARS = 200  # call-line text kept for answers; longer lines are cut
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
@@ -190,7 +180,7 @@ def _apply(
             to_delete.append(old[0])
         changed.append(f)
     touched = len(to_delete) + len(changed) - sum(1 for f in changed if f.path in existing)
-    carry = None if replace_all else _carry_over_centrality(conn, len(existing), touched)
+    carry = None if replace_all else carry_over_centrality(conn, len(existing), touched)
     if carry is not None:
         carry.read(conn, to_delete)
     affected_names = _delete_files(conn, to_delete)
@@ -229,8 +219,7 @@ def _apply(
         call_rows = _calls_to_redo(conn, redo_files, affected_names)
     _resolve_calls(conn, ctx, call_rows)
     if carry is None:
-        _compute_centrality(conn)
-        conn.execute("INSERT OR REPLACE INTO meta VALUES(?, '0')", (STALE_FILES_KEY,))
+        compute_centrality(conn)
     else:
         carry.write(conn, new_file_ids)
     stats.files_with_errors = conn.execute("SELECT count(*) FROM files WHERE error_count > 0").fetchone()[0]
@@ -370,86 +359,3 @@ def _resolve_calls(conn: sqlite3.Connection, ctx: CallContext, rows: list[tuple]
         targets += [(cid, d) for d in found[:MAX_EDGE_FANOUT]]
     conn.executemany("UPDATE calls SET candidates = ? WHERE id = ?", counts)
     conn.executemany("INSERT INTO call_targets(call_id, def_id) VALUES(?,?)", targets)
-
-
-def _compute_centrality(conn: sqlite3.Connection) -> None:
-    """PageRank over files and definitions: caller -> callee (weight 1/candidates), importer -> imported file."""
-    file_ids = [r[0] for r in conn.execute("SELECT id FROM files ORDER BY id")]
-    def_ids = [r[0] for r in conn.execute("SELECT id FROM defs ORDER BY id")]
-    fnode = {fid: i for i, fid in enumerate(file_ids)}
-    dnode = {did: len(file_ids) + i for i, did in enumerate(def_ids)}
-    edges: dict[tuple[int, int], float] = {}
-    for file_id, caller_id, def_id, candidates in conn.execute(
-        "SELECT c.file_id, c.caller_id, t.def_id, c.candidates FROM call_targets t JOIN calls c ON c.id = t.call_id"
-    ):
-        src = dnode.get(caller_id) if caller_id is not None else fnode.get(file_id)
-        dst = dnode.get(def_id)
-        if src is None or dst is None:
-            continue
-        key = (src, dst)
-        edges[key] = edges.get(key, 0.0) + 1.0 / max(1, min(candidates, MAX_EDGE_FANOUT))
-    for file_id, target in conn.execute(
-        "SELECT DISTINCT file_id, target_file_id FROM imports WHERE target_file_id IS NOT NULL"
-    ):
-        a, b = fnode.get(file_id), fnode.get(target)
-        if a is not None and b is not None:
-            edges[(a, b)] = edges.get((a, b), 0.0) + 1.0
-    scores = pagerank(len(file_ids) + len(def_ids), edges)
-    conn.executemany(
-        "UPDATE files SET centrality = ? WHERE id = ?", [(scores[fnode[f]], f) for f in file_ids]
-    )
-    conn.executemany("UPDATE defs SET centrality = ? WHERE id = ?", [(scores[dnode[d]], d) for d in def_ids])
-
-
-@dataclass
-class _CarriedCentrality:
-    """Scores of the files an update replaces, by path and by (path, qualified name), to give their new rows."""
-
-    stale_files: int
-    files: dict[str, float] = field(default_factory=dict)
-    defs: dict[tuple[str, str], float] = field(default_factory=dict)
-
-    def read(self, conn: sqlite3.Connection, file_ids: list[int]) -> None:
-        for chunk, marks in in_batches(file_ids):
-            for path, score in conn.execute(
-                f"SELECT path, centrality FROM files WHERE id IN ({marks})", chunk
-            ):
-                self.files[path] = score
-            for path, qname, score in conn.execute(
-                f"SELECT f.path, d.qname, d.centrality FROM defs d JOIN files f ON f.id = d.file_id"
-                f" WHERE d.file_id IN ({marks})",
-                chunk,
-            ):
-                self.defs.setdefault((path, qname), score)
-
-    def write(self, conn: sqlite3.Connection, file_ids: list[int]) -> None:
-        for chunk, marks in in_batches(file_ids):
-            rows = conn.execute(f"SELECT id, path FROM files WHERE id IN ({marks})", chunk).fetchall()
-            conn.executemany(
-                "UPDATE files SET centrality = ? WHERE id = ?",
-                [(self.files.get(path, NEW_NODE_PRIOR), fid) for fid, path in rows],
-            )
-            defs = conn.execute(
-                f"SELECT d.id, f.path, d.qname FROM defs d JOIN files f ON f.id = d.file_id"
-                f" WHERE d.file_id IN ({marks})",
-                chunk,
-            ).fetchall()
-            conn.executemany(
-                "UPDATE defs SET centrality = ? WHERE id = ?",
-                [(self.defs.get((path, qname), NEW_NODE_PRIOR), did) for did, path, qname in defs],
-            )
-        conn.execute("INSERT OR REPLACE INTO meta VALUES(?, ?)", (STALE_FILES_KEY, str(self.stale_files)))
-
-
-def _carry_over_centrality(
-    conn: sqlite3.Connection, repo_files: int, touched: int
-) -> _CarriedCentrality | None:
-    """A carrier of the previous scores when this update is small and staleness is within its limit, else None
-    (recompute PageRank)."""
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (STALE_FILES_KEY,)).fetchone()
-    if row is None:  # a generation written before the marker existed: its scores' age is unknown
-        return None
-    stale = int(row[0]) + touched
-    if touched > repo_files * SMALL_UPDATE_FRACTION or stale > repo_files * STALE_FRACTION_LIMIT:
-        return None
-    return _CarriedCentrality(stale)

@@ -10,11 +10,13 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
-SQLITE_MAX_PARAMS = 500  # bound parameters per statement: under SQLite's limit on every build
+from codesearch.common.sqlite_batches import in_batches
+
 SHARED_FILE_WAIT_S = 30.0  # a writer in another process holds the lock for one batch (well under a second)
 
 
@@ -49,9 +51,7 @@ class EmbeddingCache:
         out: dict[str, np.ndarray] = {}
         uniq = list(dict.fromkeys(hashes))
         with self._lock:
-            for i in range(0, len(uniq), SQLITE_MAX_PARAMS):
-                part = uniq[i : i + SQLITE_MAX_PARAMS]
-                marks = ",".join("?" * len(part))
+            for part, marks in in_batches(uniq):
                 rows = self._db.execute(
                     f"SELECT hash, vec FROM emb WHERE model = ? AND hash IN ({marks})", [model_id, *part]
                 ).fetchall()
@@ -69,6 +69,24 @@ class EmbeddingCache:
                 [(model_id, h, np.ascontiguousarray(v, dtype=np.float32).tobytes()) for h, v in items],
             )
             self._db.execute("COMMIT")
+
+    def fill(
+        self,
+        model_id: str,
+        items: Sequence[tuple[str, str]],
+        encode: Callable[[list[str]], np.ndarray] | None,
+    ) -> tuple[dict[str, np.ndarray], int]:
+        """Vectors of (text hash, text) items for one model: from the cache, the rest from `encode` when given
+        (then cached too); a text repeated across items is embedded once. Returns ({hash: vector}, texts
+        encoded); without `encode`, a hash not in the cache is missing from the answer."""
+        found = self.get_many(model_id, [h for h, _ in items])
+        todo = {h: t for h, t in items if h not in found}
+        if encode is None or not todo:
+            return found, 0
+        fresh = list(zip(todo, encode(list(todo.values())), strict=True))
+        self.put_many(model_id, fresh)
+        found.update(fresh)
+        return found, len(fresh)
 
     def count(self, model_id: str) -> int:
         with self._lock:

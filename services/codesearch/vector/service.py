@@ -18,37 +18,27 @@ from pathlib import Path
 import grpc
 import numpy as np
 
-from codesearch.common.errors import (
-    ServiceError,
-    check_query,
-    check_repo_name,
-    invalid,
-    not_found,
-    unavailable,
-)
+from codesearch.common.errors import ServiceError, check_repo_name, invalid, not_found, unavailable
 from codesearch.common.filters import OVERSAMPLE, file_filter
 from codesearch.common.grpc_util import rpc
-from codesearch.common.index_update import read_update_stream
+from codesearch.common.index_update import IndexBatch, WriteLocks, apply_update_stream, update_result
 from codesearch.common.lifecycle import on_shutdown
 from codesearch.common.snapshot import list_repositories
-from codesearch.config import MAX_QUERY_CHARS, Settings
-from codesearch.v1 import common_pb2, vector_pb2, vector_pb2_grpc
+from codesearch.config import Settings
+from codesearch.v1 import vector_pb2, vector_pb2_grpc
+from codesearch.vector import messages
 from codesearch.vector import tiers as vtiers
 from codesearch.vector.doc_text import DEFAULT_VARIANT
 from codesearch.vector.embedder import Embedder, ModelUnavailable
 from codesearch.vector.embedding_cache import EmbeddingCache
+from codesearch.vector.foreground import Foreground
 from codesearch.vector.store import Encode, Found, RepoIndex
 from codesearch.vector.tier_models import SERVICE, shared_embedder, tier_embedders, tier_info
 
 log = logging.getLogger(__name__)
 
 CACHE_FILE = "embeddings.sqlite"  # the embedding cache in the service's folder, unless configured elsewhere
-MAX_SEARCH_LIMIT = 1000  # the API's documented bound; the orchestrator asks for far fewer
-MAX_EMBED_TEXTS = 256  # per Embed call, as documented in vector.proto
-MAX_EMBED_TEXT_CHARS = 100_000  # the model reads ~1,000 characters; more is a mistake, not a document
 QUERY_YIELD_BATCH = 8  # documents per model call in the background: a query waits for at most one of these
-QUERY_YIELD_POLL_S = 0.005  # how often the background worker checks whether queries are done
-QUERY_YIELD_MAX_S = 5.0  # a stream of queries may not starve indexing for longer than this per sub-batch
 EMBED_BATCH = 64  # chunks per background step: big enough to batch well, small enough to save progress often
 SAVE_INTERVAL_S = (
     5.0  # how often partial progress reaches disk; a crash loses at most this much (it is cached)
@@ -74,11 +64,10 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         self.doc_variant = doc_variant
         self._repos: dict[str, RepoIndex] = {}
         self._repos_lock = threading.Lock()
+        self._write_locks = WriteLocks()
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._queries_lock = threading.Lock()
-        self._queries_in_flight = 0
-        self._updates_in_flight = 0
+        self._foreground = Foreground(self._stop)
         self.embedded_by_model = 0  # chunks the worker sent through the model (cache misses)
         self._worker = threading.Thread(target=self._run, name="vector-embedder", daemon=True)
         if start_worker:
@@ -161,22 +150,17 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
             return False
         emb = self.embedders[tier]
         keys = [k for k, _, _ in todo]
-        hashes = [h for _, h, _ in todo]
-        cached = self.cache.get_many(emb.model_id, hashes)
-        miss = [(h, t) for _, h, t in todo if h not in cached]
-        if miss:
-            uniq = dict(miss)
-            texts = list(uniq.values())
+
+        def encode(texts: list[str]) -> np.ndarray:  # in sub-batches, each after the foreground's turn
             parts = []
             for i in range(0, len(texts), QUERY_YIELD_BATCH):
-                self._yield_to_foreground()
+                self._foreground.wait_turn()
                 parts.append(emb.encode_documents(texts[i : i + QUERY_YIELD_BATCH]))
-            vecs = np.concatenate(parts)
-            fresh = list(zip(uniq.keys(), vecs, strict=True))
-            self.cache.put_many(emb.model_id, fresh)
-            cached.update(fresh)
-            self.embedded_by_model += len(uniq)
-        r.add_vectors(tier, keys, np.stack([cached[h] for h in hashes]))
+            return np.concatenate(parts)
+
+        found, encoded = self.cache.fill(emb.model_id, [(h, t) for _, h, t in todo], encode)
+        self.embedded_by_model += encoded
+        r.add_vectors(tier, keys, np.stack([found[h] for _, h, _ in todo]))
         return True
 
     def _embed_now(self) -> dict[str, Encode]:
@@ -196,29 +180,10 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
             )
         return vtiers.answering_tier([r.progress() for r in repos], usable)
 
-    def _encode_query_first(self, emb: object, text: str) -> np.ndarray:
-        """Embeds a query while the background worker waits: on 2 cores two torch calls at once make the
-        query wait for a whole document batch (measured 4.7 s instead of ~20 ms)."""
-        with self._queries_lock:
-            self._queries_in_flight += 1
-        try:
-            return emb.encode_query(text)  # type: ignore[attr-defined]
-        finally:
-            with self._queries_lock:
-                self._queries_in_flight -= 1
-
-    def _yield_to_foreground(self) -> None:
-        """Waits while an update is being applied (its static vectors and the other legs' indexing are what
-        the user waits for), and for queries in flight up to QUERY_YIELD_MAX_S."""
-        waited = 0.0
-        while not self._stop.is_set():
-            if self._updates_in_flight:
-                time.sleep(QUERY_YIELD_POLL_S)
-            elif self._queries_in_flight and waited < QUERY_YIELD_MAX_S:
-                time.sleep(QUERY_YIELD_POLL_S)
-                waited += QUERY_YIELD_POLL_S
-            else:
-                return
+    def _encode_query_first(self, emb: Embedder, text: str) -> np.ndarray:
+        """Embeds a query while the background worker waits (vector/foreground.py)."""
+        with self._foreground.query():
+            return emb.encode_query(text)
 
     def close(self) -> None:
         self._stop.set()
@@ -262,34 +227,26 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         request_iterator: AsyncIterator[vector_pb2.UpdateVectorIndexRequest],
         context: grpc.aio.ServicerContext,
     ) -> vector_pb2.UpdateVectorIndexResponse:
-        batch = await read_update_stream(request_iterator)
-        r = self.repo(batch.repository, create=True)
-        with self._queries_lock:
-            self._updates_in_flight += 1
-        try:
-            t0 = time.perf_counter()
-            embed_now = await asyncio.to_thread(self._embed_now)
-            deleted, pending = await asyncio.to_thread(r.apply, batch, self.cache, embed_now)
-            log.info(
-                "vector update of %s: %d chunks committed in %.1fs with %s vectors, %d chunks left to embed",
-                batch.repository,
-                len(r.rows),
-                time.perf_counter() - t0,
-                "+".join(embed_now) or "cached",
-                pending,
-            )
-        finally:
-            with self._queries_lock:
-                self._updates_in_flight -= 1
+        def apply(batch: IndexBatch) -> tuple[RepoIndex, int, int]:
+            r = self.repo(batch.repository, create=True)
+            with self._foreground.update():
+                t0 = time.perf_counter()
+                embed_now = self._embed_now()
+                deleted, pending = r.apply(batch, self.cache, embed_now)
+                log.info(
+                    "vector update of %s: %d chunks committed in %.1fs with %s vectors, %d chunks left to embed",
+                    batch.repository,
+                    len(r.rows),
+                    time.perf_counter() - t0,
+                    "+".join(embed_now) or "cached",
+                    pending,
+                )
+                return r, deleted, pending
+
+        batch, (r, deleted, pending) = await apply_update_stream(request_iterator, self._write_locks, apply)
         self._wake.set()
         return vector_pb2.UpdateVectorIndexResponse(
-            result=common_pb2.IndexUpdateResult(
-                repository=batch.repository,
-                files_upserted=len(batch.files),
-                files_deleted=deleted,
-                chunks_total=len(r.rows),
-                index_version=r.index_version,
-            ),
+            result=update_result(batch, len(batch.files), deleted, len(r.rows), r.index_version),
             pending=pending,
         )
 
@@ -297,12 +254,7 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
     async def VectorSearch(
         self, request: vector_pb2.VectorSearchRequest, context: grpc.aio.ServicerContext
     ) -> vector_pb2.VectorSearchResponse:
-        if request.limit <= 0 or request.limit > MAX_SEARCH_LIMIT:
-            raise invalid(f"limit must be between 1 and {MAX_SEARCH_LIMIT}, got {request.limit}")
-        if request.text and request.vector:
-            raise invalid("give either text or vector, not both")
-        if not request.vector:
-            check_query(request.text, MAX_QUERY_CHARS, "text")
+        messages.check_search(request)
         flt = file_filter(request.languages, request.path_glob)
         repos = self._select(list(request.repositories))
         first = self.embedders[self.tiers[0]]  # a better tier answers only once loaded; never wait for it
@@ -312,16 +264,7 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         tier = self.answering(repos)
         emb = await self._model(tier)
         if request.vector:
-            if len(request.vector) != emb.dims:
-                raise invalid(
-                    f"vector has {len(request.vector)} dimensions; the {tier} tier's model {emb.model_id} "
-                    f"has {emb.dims}"
-                )
-            q = np.asarray(request.vector, dtype=np.float32)
-            norm = float(np.linalg.norm(q))
-            if not np.isfinite(norm) or norm == 0.0:
-                raise invalid("vector must be finite and non-zero")
-            q = q / norm
+            q = messages.given_vector(list(request.vector), emb.dims, tier, emb.model_id)
         else:
             q = await asyncio.to_thread(self._encode_query_first, emb, request.text)
         langs = {lang.lower() for lang in request.languages} or None
@@ -346,22 +289,7 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
             model=emb.model_id,
             upgrading=self._upgrading(repos, tier),
         )
-        for rank, (repo, f) in enumerate(found[: request.limit]):
-            m = f.meta
-            resp.hits.append(
-                common_pb2.Hit(
-                    location=common_pb2.Location(
-                        repository=repo, path=m.path, start_line=m.start_line, end_line=m.end_line
-                    ),
-                    snippet=m.snippet,
-                    score=f.score,
-                    leg_scores=[common_pb2.LegScore(leg=common_pb2.LEG_VECTOR, rank=rank, score=f.score)],
-                    found_by=[common_pb2.LEG_VECTOR],
-                    language=m.language,
-                    breadcrumb=list(m.breadcrumb),
-                    symbol=m.symbol,
-                )
-            )
+        resp.hits.extend(messages.hit(repo, rank, f) for rank, (repo, f) in enumerate(found[: request.limit]))
         return resp
 
     @rpc
@@ -369,15 +297,7 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         self, request: vector_pb2.EmbedRequest, context: grpc.aio.ServicerContext
     ) -> vector_pb2.EmbedResponse:
         texts = list(request.texts)
-        if not texts:
-            raise invalid("texts is empty")
-        if len(texts) > MAX_EMBED_TEXTS:
-            raise invalid(f"at most {MAX_EMBED_TEXTS} texts per call, got {len(texts)}")
-        for i, t in enumerate(texts):
-            if not t.strip():
-                raise invalid(f"text {i} is empty")
-            if len(t) > MAX_EMBED_TEXT_CHARS:
-                raise invalid(f"text {i} is {len(t)} characters; the limit is {MAX_EMBED_TEXT_CHARS}")
+        messages.check_embed_texts(texts)
         tier = request.tier or self.tiers[-1]
         if tier not in self.embedders:
             raise invalid(f"tier {tier!r} is not configured; configured: {', '.join(self.tiers)}")
@@ -407,31 +327,7 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         usable = self._usable_tiers()
         for r in repos:
             disk = await asyncio.to_thread(r.disk_bytes)
-            progress, memory = r.progress(), r.memory_bytes()
-            answers = vtiers.answering_tier([progress], usable) if usable else ""
-            for t in self.tiers:
-                resp.repository_tiers.append(
-                    vector_pb2.RepositoryTier(
-                        repository=r.repository,
-                        tier=t,
-                        embedded=progress[t][0],
-                        total=progress[t][1],
-                        memory_bytes=memory[t],
-                        answering=t == answers,
-                    )
-                )
-            tiers_text = ", ".join(f"{t} {progress[t][0]}/{progress[t][1]}" for t in self.tiers)
-            resp.repositories.append(
-                common_pb2.LegIndexStats(
-                    repository=r.repository,
-                    files=r.files,
-                    items=len(r.rows),
-                    disk_bytes=disk,
-                    index_version=r.index_version,
-                    detail=f"answers from {answers or 'no tier yet'} ({tiers_text}), doc text {self.doc_variant}",
-                    pending=r.pending,
-                )
-            )
+            messages.add_repository_stats(resp, r, self.tiers, usable, disk, self.doc_variant)
         return resp
 
     @rpc
@@ -439,11 +335,12 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         self, request: vector_pb2.DeleteVectorRepositoryRequest, context: grpc.aio.ServicerContext
     ) -> vector_pb2.DeleteVectorRepositoryResponse:
         name = check_repo_name(request.repository)
-        with self._repos_lock:
-            r = self._repos.pop(name, None)
-        if r is None:
-            r = RepoIndex(self._root(name), name, self.model_ids, self.doc_variant)
-        deleted = await asyncio.to_thread(r.delete)
+        async with self._write_locks.of(name):
+            with self._repos_lock:
+                r = self._repos.pop(name, None)
+            if r is None:
+                r = RepoIndex(self._root(name), name, self.model_ids, self.doc_variant)
+            deleted = await asyncio.to_thread(r.delete)
         return vector_pb2.DeleteVectorRepositoryResponse(deleted=deleted)
 
 

@@ -1,8 +1,7 @@
 """One repository's vector index: a chunk table and a usearch index per tier in a SnapshotDir generation.
 
 Generation folder:
-    chunks.sqlite                 chunks(key -> path, lines, language, hashes, symbol, breadcrumb, snippet, doc text)
-                                  and meta (index_version, next_key, files)
+    chunks.sqlite                   the chunk table (vector/chunk_table.py)
     vectors-<model digest>.usearch  one per tier (vector/tiers.py): its vectors so far, usearch key = chunk key
 
 The chunk table is committed atomically with each update (SnapshotDir), together with the vectors of every tier
@@ -16,10 +15,7 @@ Keys are never reused within a repository; an unchanged chunk keeps its key (and
 
 from __future__ import annotations
 
-import json
 import logging
-import shutil
-import sqlite3
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -29,8 +25,16 @@ import numpy as np
 
 from codesearch.common.index_update import IndexBatch
 from codesearch.common.snapshot import SnapshotDir
+from codesearch.vector.chunk_table import (
+    ChunkMeta,
+    read_doc_texts,
+    read_table,
+    sent_chunks,
+    snippet,
+    write_table,
+)
 from codesearch.vector.doc_text import DEFAULT_VARIANT, doc_text
-from codesearch.vector.embedding_cache import SQLITE_MAX_PARAMS, EmbeddingCache, text_hash
+from codesearch.vector.embedding_cache import EmbeddingCache, text_hash
 from codesearch.vector.tier_index import (
     HNSW_EXPANSION_ADD,
     STATIC_EXPANSION_ADD,
@@ -41,23 +45,7 @@ from codesearch.vector.tier_index import (
 
 log = logging.getLogger(__name__)
 
-CHUNKS_DB = "chunks.sqlite"
 EXPANSION_ADD_BY_TIER = {"static": STATIC_EXPANSION_ADD}  # other tiers build in the background at full beam
-SNIPPET_LINES = 6  # enough to show the signature and docstring summary of a hit
-FALLBACK_WINDOW_LINES = 40  # a file sent without chunks is cut into windows the model can read most of
-
-
-@dataclass(frozen=True)
-class ChunkMeta:
-    path: str
-    start_line: int
-    end_line: int
-    language: str
-    content_hash: str
-    symbol: str
-    breadcrumb: tuple[str, ...]
-    snippet: str
-    doc_hash: str
 
 
 @dataclass(frozen=True)
@@ -65,24 +53,6 @@ class Found:
     key: int
     score: float
     meta: ChunkMeta
-
-
-def _snippet(text: str) -> str:
-    return "\n".join(text.splitlines()[:SNIPPET_LINES])
-
-
-def _connect(path: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(str(path), isolation_level=None)
-    db.execute("PRAGMA journal_mode=DELETE")  # one self-contained file per generation
-    return db
-
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS chunks (
-  key INTEGER PRIMARY KEY, path TEXT NOT NULL, start_line INTEGER, end_line INTEGER, language TEXT,
-  content_hash TEXT, symbol TEXT, breadcrumb TEXT, snippet TEXT, doc_hash TEXT, doc_text TEXT);
-CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT);
-"""
 
 
 Encode = Callable[[list[str]], np.ndarray]  # doc texts -> unit vectors, one row each
@@ -121,33 +91,9 @@ class RepoIndex:
         gen = self.snap.current()
         if gen is None:
             return
-        db = _connect(gen / CHUNKS_DB)
-        try:
-            meta = dict(db.execute("SELECT name, value FROM meta").fetchall())
-            rows = db.execute(
-                "SELECT key, path, start_line, end_line, language, content_hash, symbol, breadcrumb, snippet,"
-                " doc_hash FROM chunks"
-            ).fetchall()
-        finally:
-            db.close()
+        meta, self.rows = read_table(gen)
         self.gen = gen
-        self.index_version = int(meta.get("index_version", 0))
-        self.next_key = int(meta.get("next_key", 1))
-        self.files = int(meta.get("files", 0))
-        self.rows = {
-            r[0]: ChunkMeta(
-                r[1],
-                r[2],
-                r[3],
-                r[4] or "",
-                r[5] or "",
-                r[6] or "",
-                tuple(json.loads(r[7] or "[]")),
-                r[8] or "",
-                r[9],
-            )
-            for r in rows
-        }
+        self.index_version, self.next_key, self.files = meta
         mine = {t.file_name for t in self.tiers.values()}
         others = [p for p in gen.glob("vectors-*.usearch") if p.name not in mine]
         if others:
@@ -202,15 +148,23 @@ class RepoIndex:
             rows = dict(keep)
             texts: dict[int, str] = {}
             for f in batch.files:
-                for path, start, end, lang, chash, text, crumbs, symbol in _file_chunks(f):
-                    dt = doc_text(path, text, crumbs, symbol, self.doc_variant)
+                for c in sent_chunks(f):
+                    dt = doc_text(c.path, c.text, c.breadcrumb, c.symbol, self.doc_variant)
                     dh = text_hash(dt)
-                    key = by_ident.pop((path, start, end, dh), None)
+                    key = by_ident.pop((c.path, c.start_line, c.end_line, dh), None)
                     if key is None:
                         key, next_key = next_key, next_key + 1
                         texts[key] = dt
                     rows[key] = ChunkMeta(
-                        path, start, end, lang, chash, symbol, tuple(crumbs), _snippet(text), dh
+                        path=c.path,
+                        start_line=c.start_line,
+                        end_line=c.end_line,
+                        language=c.language,
+                        content_hash=c.content_hash,
+                        symbol=c.symbol,
+                        breadcrumb=tuple(c.breadcrumb),
+                        snippet=snippet(c.text),
+                        doc_hash=dh,
                     )
             removed = [k for k in old if k not in rows]
             old_paths = {m.path for m in old.values()}
@@ -218,9 +172,8 @@ class RepoIndex:
             files_deleted = (
                 len(old_paths - new_paths) if batch.replace_all else len(set(batch.deleted_paths) & old_paths)
             )
-            building = self.snap.begin()
-            try:
-                self._write_chunks(building, gen_before, rows, texts, removed, batch.index_version, next_key)
+            with self.snap.building() as building:
+                write_table(building, gen_before, rows, texts, removed, batch.index_version, next_key)
                 with self.lock:
                     indexes = {name: t.next_index(removed) for name, t in self.tiers.items()}
                 for name, t in self.tiers.items():
@@ -234,9 +187,6 @@ class RepoIndex:
                     if index is not None:
                         index.save(str(building / t.file_name))
                 gen = self.snap.commit(building)
-            except BaseException:
-                self.snap.abort(building)
-                raise
             with self.lock:
                 self.gen, self.rows = gen, rows
                 keys = list(rows)
@@ -248,53 +198,6 @@ class RepoIndex:
                 self.next_key = next_key
             return files_deleted, self.pending
 
-    @staticmethod
-    def _write_chunks(
-        building: Path,
-        gen_before: Path | None,
-        rows: dict[int, ChunkMeta],
-        texts: dict[int, str],
-        removed: list[int],
-        index_version: int,
-        next_key: int,
-    ) -> None:
-        """The new generation's chunk table: the previous one, less `removed`, plus the chunks in `texts`."""
-        db_path = building / CHUNKS_DB
-        if gen_before is not None:
-            shutil.copyfile(gen_before / CHUNKS_DB, db_path)
-        db = _connect(db_path)
-        try:
-            db.executescript(_SCHEMA)
-            db.execute("BEGIN")
-            db.executemany("DELETE FROM chunks WHERE key = ?", [(k,) for k in removed])
-            db.executemany(
-                "INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                [
-                    (
-                        k,
-                        m.path,
-                        m.start_line,
-                        m.end_line,
-                        m.language,
-                        m.content_hash,
-                        m.symbol,
-                        json.dumps(list(m.breadcrumb)),
-                        m.snippet,
-                        m.doc_hash,
-                        texts[k],
-                    )
-                    for k, m in ((k, rows[k]) for k in texts)
-                ],
-            )
-            files = len({m.path for m in rows.values()})
-            meta = {"index_version": index_version, "next_key": next_key, "files": files}
-            db.executemany(
-                "INSERT OR REPLACE INTO meta VALUES (?, ?)", [(n, str(v)) for n, v in meta.items()]
-            )
-            db.execute("COMMIT")
-        finally:
-            db.close()
-
     # ----- progressive embedding -----
     def pending_texts(self, tier: str, limit: int) -> list[tuple[int, str, str]]:
         """Up to `limit` chunks pending in `tier` as (key, doc hash, doc text), in key order (file order)."""
@@ -303,18 +206,8 @@ class RepoIndex:
             if not t.pending or self.gen is None:
                 return []
             keys = sorted(t.pending)[:limit]
-            db = _connect(self.gen / CHUNKS_DB)
-        try:
-            out: list[tuple[int, str, str]] = []
-            for i in range(0, len(keys), SQLITE_MAX_PARAMS):
-                part = keys[i : i + SQLITE_MAX_PARAMS]
-                marks = ",".join("?" * len(part))
-                out += db.execute(
-                    f"SELECT key, doc_hash, doc_text FROM chunks WHERE key IN ({marks})", part
-                ).fetchall()
-            return sorted(out)
-        finally:
-            db.close()
+            gen = self.gen
+        return read_doc_texts(gen, keys)
 
     def add_vectors(self, tier: str, keys: list[int], vectors: np.ndarray) -> int:
         """Adds vectors of chunks still pending in `tier`. Returns how many were added."""
@@ -373,41 +266,5 @@ def _vectors_for(
     (then cached too). Texts repeated across chunks are embedded once."""
     if not texts:
         return {}
-    cached = cache.get_many(model_id, [rows[k].doc_hash for k in texts])
-    if encode is not None:
-        todo = {rows[k].doc_hash: t for k, t in texts.items() if rows[k].doc_hash not in cached}
-        if todo:
-            fresh = list(zip(todo, encode(list(todo.values())), strict=True))
-            cache.put_many(model_id, fresh)
-            cached.update(fresh)
-    return {k: cached[rows[k].doc_hash] for k in texts if rows[k].doc_hash in cached}
-
-
-def _file_chunks(f: object) -> list[tuple[str, int, int, str, str, str, list[str], str]]:
-    """(path, start, end, language, content hash, text, breadcrumb, symbol) of a file's chunks.
-
-    A file sent without chunks is cut into fixed windows so it is still searchable.
-    """
-    out = []
-    for c in f.chunks:  # type: ignore[attr-defined]
-        out.append(
-            (
-                c.path or f.path,  # type: ignore[attr-defined]
-                c.start_line,
-                c.end_line,
-                c.language or f.language,  # type: ignore[attr-defined]
-                c.content_hash or text_hash(c.text),
-                c.text,
-                list(c.breadcrumb),
-                c.symbol,
-            )
-        )
-    if out or not f.content:  # type: ignore[attr-defined]
-        return out
-    lines = f.content.decode("utf-8", "replace").splitlines()  # type: ignore[attr-defined]
-    for i in range(0, len(lines), FALLBACK_WINDOW_LINES):
-        text = "\n".join(lines[i : i + FALLBACK_WINDOW_LINES])
-        if text.strip():
-            end = min(len(lines), i + FALLBACK_WINDOW_LINES)
-            out.append((f.path, i + 1, end, f.language, text_hash(text), text, [], ""))  # type: ignore[attr-defined]
-    return out
+    found, _encoded = cache.fill(model_id, [(rows[k].doc_hash, t) for k, t in texts.items()], encode)
+    return {k: found[rows[k].doc_hash] for k in texts if rows[k].doc_hash in found}
