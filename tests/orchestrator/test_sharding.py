@@ -89,3 +89,26 @@ def test_six_repositories_over_three_shards(tmp_path: Path, start_server) -> Non
     trigram = [r for r in resp.legs if r.leg == common_pb2.LEG_TRIGRAM][0]
     assert trigram.status == common_pb2.LEG_STATUS_DEGRADED
     assert addresses[lost] in trigram.reason
+
+
+def test_a_sharded_vector_answer_reports_every_shards_tier_and_upgrading() -> None:
+    """Merged like the unsharded leg's report: which tier(s) answered, and upgrading when any shard's better tier
+    still fills in (so the orchestrator does not cache it)."""
+    from codesearch.orchestrator.sharding import merge_responses
+    from codesearch.v1 import vector_pb2
+
+    def answer(tier: str, upgrading: bool, score: float) -> vector_pb2.VectorSearchResponse:
+        hit = common_pb2.Hit(score=score)
+        return vector_pb2.VectorSearchResponse(
+            hits=[hit], tier=tier, model=f"m-{tier}", upgrading=upgrading, embedded=5, total=5
+        )
+
+    same = merge_responses([answer("static", False, 0.2), answer("static", True, 0.9)])
+    assert (same.tier, same.model, same.upgrading, same.embedded) == ("static", "m-static", True, 10)
+    assert [h.score for h in same.hits] == [0.9, 0.2]
+    mixed = merge_responses([answer("transformer", False, 0.5), answer("static", False, 0.4)])
+    assert (mixed.tier, mixed.model, mixed.upgrading) == (
+        "transformer+static",
+        "m-transformer+m-static",
+        False,
+    )

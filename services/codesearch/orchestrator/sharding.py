@@ -24,7 +24,12 @@ SHARD_FAILURES: contextvars.ContextVar[list[tuple[str, str]] | None] = contextva
     "shard_failures", default=None
 )
 MERGED_COUNTERS = ("candidate_files", "total_files", "embedded", "total")  # summed across shards
-MERGED_FLAGS = ("full_scan", "partial")  # true if any shard says so
+# True if any shard says so: a vector answer is upgrading (so not cached) when any shard's better tier fills in.
+MERGED_FLAGS = ("full_scan", "partial", "upgrading")
+MERGED_NAMES = (
+    "tier",
+    "model",
+)  # the vector leg's tier and model: each distinct shard's value, joined by "+"
 
 
 def rendezvous_shard(repository: str, shards: list[str]) -> int:
@@ -157,6 +162,8 @@ def merge_responses(answers: list[Any]) -> Any:
                 setattr(out, name, getattr(out, name) + getattr(other, name))
             elif name in MERGED_FLAGS:
                 setattr(out, name, getattr(out, name) or getattr(other, name))
+            elif name in MERGED_NAMES and getattr(other, name) not in getattr(out, name).split("+"):
+                setattr(out, name, "+".join(filter(None, [getattr(out, name), getattr(other, name)])))
     if "hits" in {f.name for f in out.DESCRIPTOR.fields}:
         hits = sorted(out.hits, key=lambda h: -h.score)
         for rank, h in enumerate(hits):  # ranks were per shard; now they are positions in the merged list

@@ -1,0 +1,193 @@
+"""A static model trained with the transformer as teacher (tokenlearn's recipe, our own small loop).
+
+The distilled static model (static_model.py) sees every token alone; here its token table is fitted so that the
+(weighted) mean of a chunk's token vectors points where the transformer's vector of the whole chunk points:
+cosine loss against the teacher's vectors of real indexed chunks, a learnt linear map from the table's space to
+the teacher's, and an L2 pull towards the distilled table so tokens seen a few times do not wander. Afterwards
+the map is folded into the table (a QR factor keeps every inner product), so the result is a plain model2vec
+folder of the same dimensions, loaded by StaticEncoder like any other.
+
+The teacher pairs come from what an index already holds: a data home's vector chunks (their embedded text) and
+the embedding cache's transformer vectors for them, so training needs no model call beyond those the
+transformer tier made anyway. tokenlearn itself (PyPI 0.2.1) installs without changing versions but brings
+datasets, pandas and pyarrow and trains through model2vec's own distillation, which lost the meaning of
+WordPiece tokens here (static_model.py), so it is not used.
+
+    python -m codesearch.vector.static_train --home DATA_HOME --repo fastapi --repo cobra ... --out DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from codesearch.vector.embedding_cache import EmbeddingCache
+from codesearch.vector.static_model import MAX_CHARS, MAX_TOKENS, StaticEncoder
+
+# Training constants: one run on 6 polyglot FIT repositories (3,960 chunks), validated on aeson (1,870).
+LEARNING_RATE = 3e-3  # Adam; not tuned (one setting tried)
+# Validation cosine to the teacher 0.658 (distilled) -> 0.716 at epoch 4, then down to 0.700 by epoch 11
+# (overfitting 4k chunks); the best validation epoch is kept anyway.
+EPOCHS = 4
+BATCH = 64  # chunks per step
+ANCHOR_WEIGHT = 1e-3  # L2 pull towards the distilled table (per row, averaged); not tuned
+SEED = 0
+
+
+@dataclass
+class TeacherPairs:
+    texts: list[str]
+    vectors: np.ndarray  # (n, teacher dims), unit rows
+
+
+def teacher_pairs(vector_dir: Path, repos: list[str], cache: EmbeddingCache, model_id: str) -> TeacherPairs:
+    """(embedded text, teacher vector) for every chunk of `repos` in a vector data folder that the embedding
+    cache holds a `model_id` vector for."""
+    texts: list[str] = []
+    hashes: list[str] = []
+    for repo in repos:
+        root = vector_dir / repo
+        current = (root / "CURRENT").read_text().strip()
+        db = sqlite3.connect(f"file:{root / current / 'chunks.sqlite'}?mode=ro", uri=True)
+        try:
+            for doc_hash, doc_text in db.execute("SELECT doc_hash, doc_text FROM chunks"):
+                texts.append(doc_text)
+                hashes.append(doc_hash)
+        finally:
+            db.close()
+    found = cache.get_many(model_id, hashes)
+    keep = [i for i, h in enumerate(hashes) if h in found]
+    if not keep:
+        raise ValueError(f"the embedding cache holds no {model_id!r} vectors for {', '.join(repos)}")
+    return TeacherPairs([texts[i] for i in keep], np.stack([found[hashes[i]] for i in keep]))
+
+
+def token_ids(encoder: StaticEncoder, texts: list[str]) -> list[np.ndarray]:
+    """The token ids StaticEncoder averages for each text (same cut, same special tokens dropped)."""
+    out = []
+    for enc in encoder.tokenizer.encode_batch_fast([t[:MAX_CHARS] for t in texts], add_special_tokens=False):
+        ids = np.asarray(enc.ids[:MAX_TOKENS], dtype=np.int64)
+        out.append(ids[encoder.keep[ids]])
+    return out
+
+
+def train_table(
+    base: np.ndarray,
+    train: tuple[list[np.ndarray], np.ndarray],
+    valid: tuple[list[np.ndarray], np.ndarray],
+    epochs: int = EPOCHS,
+    log=print,
+) -> np.ndarray:
+    """The token table (same shape as `base`) after fitting mean(table[ids]) @ W to the teacher's vectors by
+    cosine; the best validation epoch's table with W folded in."""
+    import torch
+
+    torch.manual_seed(SEED)
+    anchor = torch.from_numpy(base.astype(np.float32))
+    table = torch.nn.Parameter(anchor.clone())
+    # W starts as the least-squares map from the distilled means to the teacher's vectors.
+    w0 = np.linalg.lstsq(_means(base, train[0]), train[1], rcond=None)[0]
+    proj = torch.nn.Parameter(torch.from_numpy(w0.astype(np.float32)))
+    opt = torch.optim.Adam([table, proj], lr=LEARNING_RATE)
+
+    def batch_loss(ids: list[np.ndarray], target: np.ndarray) -> torch.Tensor:
+        flat = torch.from_numpy(np.concatenate(ids))
+        offsets = torch.from_numpy(np.cumsum([0] + [len(i) for i in ids[:-1]]))
+        means = torch.nn.functional.embedding_bag(flat, table, offsets, mode="mean")
+        cos = torch.nn.functional.cosine_similarity(means @ proj, torch.from_numpy(target), dim=1)
+        return 1.0 - cos.mean()
+
+    def evaluate() -> float:
+        with torch.no_grad():
+            return float(batch_loss(*valid))
+
+    best = (evaluate(), table.detach().clone(), proj.detach().clone())
+    log(f"epoch 0: validation cosine {1 - best[0]:.4f}")
+    order = np.arange(len(train[0]))
+    rng = np.random.default_rng(SEED)
+    for epoch in range(1, epochs + 1):
+        rng.shuffle(order)
+        for s in range(0, len(order), BATCH):
+            rows = order[s : s + BATCH]
+            loss = batch_loss([train[0][i] for i in rows], train[1][rows])
+            loss = loss + ANCHOR_WEIGHT * ((table - anchor) ** 2).sum(1).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        val = evaluate()
+        log(f"epoch {epoch}: validation cosine {1 - val:.4f}")
+        if val < best[0]:
+            best = (val, table.detach().clone(), proj.detach().clone())
+    return fold(best[1].numpy(), best[2].numpy())
+
+
+def fold(table: np.ndarray, proj: np.ndarray) -> np.ndarray:
+    """table @ proj has the rank of the table: W = R^T Q^T (QR of W^T), so table @ R^T keeps every inner
+    product and norm of table @ W in the table's own dimensions."""
+    _, r = np.linalg.qr(proj.T)
+    return (table @ r.T).astype(np.float32)
+
+
+def _means(table: np.ndarray, ids: list[np.ndarray]) -> np.ndarray:
+    return np.stack([table[i].mean(axis=0) if len(i) else np.zeros(table.shape[1], np.float32) for i in ids])
+
+
+def save_model(encoder: StaticEncoder, table: np.ndarray, dest: Path) -> None:
+    """A model2vec folder with the trained table (its weights baked in) and the base model's tokenizer."""
+    from model2vec import StaticModel
+
+    config = {"model_type": "model2vec", "architectures": ["StaticModel"], "hidden_dim": table.shape[1]}
+    config |= {"normalize": True, "pooling": "mean", "teacher_trained": True}
+    StaticModel(vectors=table, tokenizer=encoder.tokenizer, config=config, normalize=True).save_pretrained(
+        str(dest)
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    from codesearch.common.models.quiet import quiet_libraries
+    from codesearch.config import Settings
+    from codesearch.vector.embedder import model_id_for
+    from codesearch.vector.static_model import static_model_path
+
+    ap = argparse.ArgumentParser(description="train a static model with the transformer tier as teacher")
+    ap.add_argument("--home", required=True, help="data home whose vector leg holds the repositories")
+    ap.add_argument("--repo", action="append", required=True, help="repositories to train on")
+    ap.add_argument("--validate", action="append", required=True, help="repositories for early stopping")
+    ap.add_argument("--cache", required=True, help="the embedding cache file with the teacher's vectors")
+    ap.add_argument("--teacher", default="all-MiniLM-L6-v2", help="the transformer (its model name)")
+    ap.add_argument("--teacher-backend", default="onnx", help="the backend its cached vectors came from")
+    ap.add_argument("--base", default="", help="static model to start from (default: the configured one)")
+    ap.add_argument("--epochs", type=int, default=EPOCHS)
+    ap.add_argument("--out", required=True, help="folder to write the trained model2vec model into")
+    args = ap.parse_args(argv)
+    settings = Settings.from_env()
+    with quiet_libraries():
+        encoder = StaticEncoder(static_model_path(args.base or settings.static_model, settings.model_cache))
+    cache = EmbeddingCache(Path(args.cache))
+    teacher = model_id_for(args.teacher, args.teacher_backend)
+    vector_dir = Path(args.home).expanduser() / "vector"
+    try:
+        fit = teacher_pairs(vector_dir, args.repo, cache, teacher)
+        val = teacher_pairs(vector_dir, args.validate, cache, teacher)
+    except (OSError, ValueError, sqlite3.Error) as e:
+        print(f"codesearch: {e}", file=sys.stderr)
+        return 1
+    print(f"training on {len(fit.texts)} chunks, validating on {len(val.texts)}")
+    table = train_table(
+        encoder.vectors,
+        (token_ids(encoder, fit.texts), fit.vectors),
+        (token_ids(encoder, val.texts), val.vectors),
+        args.epochs,
+    )
+    save_model(encoder, table, Path(args.out))
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
