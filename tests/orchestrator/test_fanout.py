@@ -1,14 +1,20 @@
-"""The fan-out sends each leg the plan's budget as the RPC deadline, so the leg knows when to stop."""
+"""The fan-out sends each leg the plan's budget as the RPC deadline, so the leg knows when to stop, and its
+answer does not depend on which leg answered first."""
 
 from __future__ import annotations
 
+import asyncio
+from functools import partial
 from pathlib import Path
 
 import grpc
 from codesearch.common.aio_thread import ThreadedServer
 from codesearch.config import Settings
+from codesearch.orchestrator import fanout
+from codesearch.orchestrator.plan import LegPlan
+from codesearch.orchestrator.ranking import adaptive
 from codesearch.server import registrars
-from codesearch.v1 import search_pb2, search_pb2_grpc
+from codesearch.v1 import common_pb2, keyword_pb2, search_pb2, search_pb2_grpc, vector_pb2
 
 
 class DeadlineRecorder(grpc.aio.ServerInterceptor):
@@ -59,3 +65,36 @@ def test_every_leg_gets_its_budget_as_its_deadline(tmp_path: Path) -> None:
             method,
             budgets,
         )
+
+
+def _leg_answer(leg: int, snippet: str) -> tuple[common_pb2.LegReport, list[common_pb2.Hit]]:
+    report = common_pb2.LegReport(leg=leg, status=common_pb2.LEG_STATUS_OK)
+    return report, [common_pb2.Hit(snippet=snippet)]
+
+
+def test_a_settled_query_drops_the_vector_answer_even_when_it_came_first() -> None:
+    """Which leg answers first must not change the ranking: a keyword answer that settles the query drops the
+    vector leg's answer whether it has arrived or not (it used to be fused when it had)."""
+    query = "return the cached value"
+    plan = [
+        LegPlan(common_pb2.LEG_KEYWORD, 1.0, keyword_pb2.KeywordSearchRequest(query=query), 1.0),
+        LegPlan(common_pb2.LEG_VECTOR, 0.2, vector_pb2.VectorSearchRequest(text=query), 1.0),
+    ]
+    settle = partial(adaptive.decisive, search_pb2.INTENT_UNDERSTAND_CODE, query)
+
+    async def outcome(vector_first: bool) -> set[int]:
+        async def keyword() -> tuple[common_pb2.LegReport, list[common_pb2.Hit]]:
+            await asyncio.sleep(0.05 if vector_first else 0.0)
+            return _leg_answer(common_pb2.LEG_KEYWORD, "def get(self): return the cached value")
+
+        async def vector() -> tuple[common_pb2.LegReport, list[common_pb2.Hit]]:
+            await asyncio.sleep(0.0 if vector_first else 0.05)
+            return _leg_answer(common_pb2.LEG_VECTOR, "something else entirely")
+
+        tasks = [asyncio.create_task(keyword()), asyncio.create_task(vector())]
+        await asyncio.sleep(0.01)  # let the first one finish
+        dropped = await fanout._settle_early(plan, tasks, settle)
+        return {plan[tasks.index(t)].leg for t in dropped}
+
+    assert asyncio.run(outcome(vector_first=True)) == {common_pb2.LEG_VECTOR}
+    assert asyncio.run(outcome(vector_first=False)) == {common_pb2.LEG_VECTOR}
