@@ -61,11 +61,21 @@ def index(stub, root: str, ref: str, **kw) -> search_pb2.IndexRepositoryResponse
     return progress[-1]
 
 
-def literal(stub, text: str, **kw) -> list[tuple[str, str, str]]:
-    resp = stub.Search(
+def search(stub, text: str, **kw) -> search_pb2.SearchResponse:
+    return stub.Search(
         search_pb2.SearchRequest(query=text, mode=search_pb2.SEARCH_MODE_LITERAL, no_cache=True, **kw)
     )
-    return sorted((h.location.repository, h.location.path, h.commit) for h in resp.hits)
+
+
+def literal(stub, text: str, **kw) -> list[tuple[str, str, str]]:
+    """(repository, path, commit) of every hit, and of every other repository a hit says holds it too."""
+    hits = search(stub, text, **kw).hits
+    listed = {
+        r.name: r.commit for r in stub.ListRepositories(search_pb2.ListRepositoriesRequest()).repositories
+    }
+    own = [(h.location.repository, h.location.path, h.commit) for h in hits]
+    folded = [(r, h.location.path, listed.get(r, "")) for h in hits for r in h.also_in]
+    return sorted(own + folded)
 
 
 def test_every_ref_answers_with_its_own_content_and_commit(stub, history) -> None:
@@ -95,6 +105,15 @@ def test_every_ref_answers_with_its_own_content_and_commit(stub, history) -> Non
         (v1, "beta.py", history["v1"]),
     ]
     assert [r for r, _, _ in literal(stub, "deleted later marker")] == [feature, v1]
+    # Searched together, an identical file is one hit naming the other refs; a changed one is a hit per ref.
+    (stable,) = search(stub, "never changes", repositories=["proj"]).hits
+    assert {stable.location.repository, *stable.also_in} == {main, v1, feature}
+    assert len(stable.also_in) == 2 and stable.commit == history[stable.location.repository.split("@")[1]]
+    alpha = search(stub, "alpha marker", repositories=["proj"]).hits
+    assert sorted((h.location.repository, sorted(h.also_in)) for h in alpha) in (
+        [(feature, [v1]), (main, [])],
+        [(main, []), (v1, [feature])],
+    )
     assert [r for r, _, _ in literal(stub, "feature branch marker")] == [feature]
     # Untracked and .gitignore'd files of the working tree never enter a ref's index.
     assert literal(stub, "UNTRACKED_MARKER") == []

@@ -90,6 +90,9 @@ def test_match_budget_stops_the_stream_and_says_so(stub, many) -> None:
     assert done.stop_reason == common_pb2.STOP_REASON_MAX_MATCHES
     assert done.lines_matched == sum(len(f.lines) for f in files) == 50
     assert done.legs[0].files_loaded < MANY_FILES  # it stopped early instead of verifying everything
+    # Bytes count the files of the batches searched, not every file in scope.
+    in_scope = sum(p.stat().st_size for p in many.rglob("*") if p.is_file())
+    assert 0 < done.legs[0].bytes_considered < in_scope
 
     _, timed, _ = run(stub, "needle", budget=search_pb2.SearchBudget(max_matches=1_000_000, max_wall_ms=1))
     assert timed.stop_reason == common_pb2.STOP_REASON_MAX_WALL_TIME

@@ -11,8 +11,8 @@ from typing import Any, TypeVar
 import grpc
 from google.protobuf.message import DecodeError
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
+from codesearch.common import reflection
 from codesearch.common.errors import ServiceError
 
 log = logging.getLogger(__name__)
@@ -76,7 +76,7 @@ def add_health_and_reflection(
     names = list(service_full_names)
     health_servicer = health.aio.HealthServicer()  # type: ignore[attr-defined]  # grpc-stubs 1.53 lacks health.aio
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection([*names, health.SERVICE_NAME, reflection.SERVICE_NAME], server)
+    reflection.enable_server_reflection([*names, health.SERVICE_NAME], server)
     return health_servicer
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -82,7 +83,11 @@ class SnapshotDir:
         """Makes `building` (from begin()) the live generation, atomically, and prunes old ones."""
         final = building.with_suffix("")
         for f in building.rglob("*"):
-            if f.is_file():
+            # A file hard-linked from an older generation (an unchanged tantivy segment) was made durable when
+            # that generation was committed: only new files need syncing. One watched edit of the standard
+            # library syncs ~5 files instead of every segment (the commit took 100-700 ms on loaded cores).
+            info = f.lstat()
+            if stat.S_ISREG(info.st_mode) and info.st_nlink == 1:
                 with open(f, "rb") as fh:
                     os.fsync(fh.fileno())
         os.rename(building, final)

@@ -78,7 +78,6 @@ async def stream_grep(
         allowed = snap.allowed_ids(list(request.languages), request.path_glob)
         ids = list(range(len(snap.trigram_paths))) if allowed is None else allowed
         stats.files_considered += len(ids)
-        stats.bytes_considered += sum(_file_bytes(snap, snap.trigram_paths[i]) for i in ids)
         scopes.append((repo, snap, ids))
     stop: common_pb2.StopReason = common_pb2.STOP_REASON_UNSPECIFIED
     for repo, snap, ids in scopes:
@@ -98,6 +97,8 @@ async def stream_grep(
             except ValueError as e:
                 raise invalid(f"invalid {'regex' if is_regex else 'pattern'}: {e}") from None
             stats.files_loaded += result.candidate_files
+            # Exact: the indexed size of every file this batch covered (a budget stop leaves the rest unsearched).
+            stats.bytes_considered += sum(_file_bytes(snap, snap.trigram_paths[i]) for i in batch)
             files = _file_matches(repo, snap, result.matches, ranges_of, path_match, request.explain)
             if files:
                 stats.files_matched += len(files)

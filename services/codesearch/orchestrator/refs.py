@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from codesearch.common.errors import not_found
 from codesearch.orchestrator.registry import RepoRecord
@@ -40,3 +40,47 @@ def stamp_commits(records: dict[str, RepoRecord], hits: Iterable[common_pb2.Hit]
     for hit in hits:
         record = records.get(hit.location.repository)
         hit.commit = record.commit if record else ""
+
+
+def fold_identical(
+    records: dict[str, RepoRecord], hashes_of: Callable[[str], dict[str, str]], hits: list[common_pb2.Hit]
+) -> list[common_pb2.Hit]:
+    """The hits with each span of an identical file returned once, however many searched refs hold it.
+
+    Two hits fold when their repositories are indexed from the same root (refs of one repository, or a ref
+    beside the working tree) and they name the same path, lines and file content (`hashes_of(repository)`:
+    path -> content hash, as the indexer recorded it). The first, best-ranked hit stays and lists the others'
+    repositories in `also_in`; the order is kept. Returns copies when anything may fold. Hashes are read only when such repositories meet in one answer.
+    """
+    by_root: dict[str, set[str]] = {}
+    for hit in hits:
+        record = records.get(hit.location.repository)
+        if record is not None:
+            by_root.setdefault(record.root, set()).add(record.name)
+    shared = {root for root, names in by_root.items() if len(names) > 1}
+    if not shared:
+        return hits
+    hashes: dict[str, dict[str, str]] = {}
+    first: dict[tuple[str, str, int, int, str], common_pb2.Hit] = {}
+    kept: list[common_pb2.Hit] = []
+    for original in hits:
+        hit = common_pb2.Hit()
+        hit.CopyFrom(original)  # the answer may be the cache's: it is never changed in place
+        loc = hit.location
+        record = records.get(loc.repository)
+        if record is None or record.root not in shared:
+            kept.append(hit)
+            continue
+        if loc.repository not in hashes:
+            hashes[loc.repository] = hashes_of(loc.repository)
+        digest = hashes[loc.repository].get(loc.path)
+        key = (record.root, loc.path, loc.start_line, loc.end_line, digest or "")
+        earlier = first.get(key)
+        if digest is None or earlier is None:
+            first.setdefault(key, hit)
+            kept.append(hit)
+        elif loc.repository != earlier.location.repository and loc.repository not in earlier.also_in:
+            earlier.also_in.append(loc.repository)
+        else:
+            kept.append(hit)  # the same repository twice: not ours to fold
+    return kept

@@ -19,7 +19,7 @@ from codesearch.orchestrator.admission import is_expensive
 from codesearch.orchestrator.indexer import Indexer
 from codesearch.orchestrator.legs import LegClients
 from codesearch.orchestrator.orphans import clean_in_background
-from codesearch.orchestrator.refs import select, stamp_commits
+from codesearch.orchestrator.refs import fold_identical, select, stamp_commits
 from codesearch.orchestrator.registry import Registry, RepoRecord
 from codesearch.orchestrator.search import SearchPipeline
 from codesearch.orchestrator.stream import stream_search
@@ -90,7 +90,18 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
         async with self.gate.admit(is_expensive(request)):
             response = await self.pipeline.search(request, context.time_remaining())
         stamp_commits(records, response.hits)
-        return response
+        folded = fold_identical(records, self._keyword_hashes, list(response.hits))
+        if len(folded) == len(response.hits):
+            return response
+        answer = search_pb2.SearchResponse()
+        answer.CopyFrom(response)
+        del answer.hits[:]
+        answer.hits.extend(folded)
+        return answer
+
+    def _keyword_hashes(self, repository: str) -> dict[str, str]:
+        """Path -> content hash of every file the keyword leg holds for the repository."""
+        return self.registry.manifest(repository).get("keyword", {})
 
     @rpc_stream
     async def StreamSearch(

@@ -107,7 +107,7 @@ class Boost(_message.Message):
     def __init__(self, name: _Optional[str] = ..., factor: _Optional[float] = ...) -> None: ...
 
 class Hit(_message.Message):
-    __slots__ = ("location", "snippet", "score", "leg_scores", "found_by", "boosts", "language", "breadcrumb", "symbol", "match_lines", "commit", "match_ranges")
+    __slots__ = ("location", "snippet", "score", "leg_scores", "found_by", "boosts", "language", "breadcrumb", "symbol", "match_lines", "commit", "match_ranges", "also_in")
     LOCATION_FIELD_NUMBER: _ClassVar[int]
     SNIPPET_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
@@ -120,6 +120,7 @@ class Hit(_message.Message):
     MATCH_LINES_FIELD_NUMBER: _ClassVar[int]
     COMMIT_FIELD_NUMBER: _ClassVar[int]
     MATCH_RANGES_FIELD_NUMBER: _ClassVar[int]
+    ALSO_IN_FIELD_NUMBER: _ClassVar[int]
     location: Location
     snippet: str
     score: float
@@ -132,7 +133,8 @@ class Hit(_message.Message):
     match_lines: _containers.RepeatedScalarFieldContainer[int]
     commit: str
     match_ranges: _containers.RepeatedCompositeFieldContainer[MatchRange]
-    def __init__(self, location: _Optional[_Union[Location, _Mapping]] = ..., snippet: _Optional[str] = ..., score: _Optional[float] = ..., leg_scores: _Optional[_Iterable[_Union[LegScore, _Mapping]]] = ..., found_by: _Optional[_Iterable[_Union[Leg, str]]] = ..., boosts: _Optional[_Iterable[_Union[Boost, _Mapping]]] = ..., language: _Optional[str] = ..., breadcrumb: _Optional[_Iterable[str]] = ..., symbol: _Optional[str] = ..., match_lines: _Optional[_Iterable[int]] = ..., commit: _Optional[str] = ..., match_ranges: _Optional[_Iterable[_Union[MatchRange, _Mapping]]] = ...) -> None: ...
+    also_in: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, location: _Optional[_Union[Location, _Mapping]] = ..., snippet: _Optional[str] = ..., score: _Optional[float] = ..., leg_scores: _Optional[_Iterable[_Union[LegScore, _Mapping]]] = ..., found_by: _Optional[_Iterable[_Union[Leg, str]]] = ..., boosts: _Optional[_Iterable[_Union[Boost, _Mapping]]] = ..., language: _Optional[str] = ..., breadcrumb: _Optional[_Iterable[str]] = ..., symbol: _Optional[str] = ..., match_lines: _Optional[_Iterable[int]] = ..., commit: _Optional[str] = ..., match_ranges: _Optional[_Iterable[_Union[MatchRange, _Mapping]]] = ..., also_in: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class LegReport(_message.Message):
     __slots__ = ("leg", "status", "reason", "latency_ms", "hits", "weight", "detail", "upgrading")
