@@ -85,3 +85,50 @@ def test_every_candidate_keeps_length_and_lines() -> None:
     for candidate in c_family_retries(src):
         assert len(candidate) == len(src)
         assert [i for i, c in enumerate(candidate) if c == 10] == [i for i, c in enumerate(src) if c == 10]
+
+
+@pytest.mark.parametrize(
+    ("language", "path", "src"),
+    [
+        # alamofire: a diagnostic inside a type's #if, and the empty tuple as an argument
+        (
+            "swift",
+            "Core/Protected.swift",
+            "final class P {\n    #if canImport(Darwin)\n    let lock = U()\n    #else\n"
+            '    #error("This platform needs a lock.")\n    #endif\n}\n',
+        ),
+        (
+            "swift",
+            "V.swift",
+            "func f() -> Result<Void, E> {\n    g(Result(value: (), error: e))\n    return .success(())\n}\n",
+        ),
+        # ktor: `else ->` and `in a..b ->` entries after a value the grammar would continue
+        (
+            "kotlin",
+            "H.kt",
+            "fun f() {\n    when (val h = get(x)) {\n        null -> if (!a) return\n        else -> b.c(d) { e() }.add(h)\n"
+            "    }\n    val e = when (s) {\n        in 300..399 -> R(a, b)\n        in 400..499 -> C(a, b)\n"
+            "        else -> X(a)\n    }\n}\n",
+        ),
+        # redux: a call signature whose type parameters start on their own line
+        (
+            "typescript",
+            "types/store.ts",
+            "export interface S {\n  <A>(r: A): B & Ext\n  <\n    C,\n    D\n  >(r: C): D\n}\n",
+        ),
+    ],
+)
+def test_grammar_gaps_of_swift_kotlin_and_typescript_parse_clean(language: str, path: str, src: str) -> None:
+    _clean(language, path, src)
+
+
+def test_a_zero_width_leaf_with_an_error_is_counted() -> None:
+    """tree-sitter-kotlin marks an inserted identifier has_error without is_missing; it is still an error."""
+    from codesearch.common.parsing import _spec
+    from codesearch.common.parsing.engine import count_errors
+
+    spec = _spec("kotlin")
+    assert spec is not None
+    src = b"fun f() {\n    val e = when (s) {\n        in 1..2 -> R(a)\n        in 3..4 -> C(a)\n    }\n}\n"
+    tree = spec.parser().parse(src)
+    assert tree.root_node.has_error and count_errors(tree.root_node) > 0

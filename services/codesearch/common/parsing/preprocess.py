@@ -1,4 +1,5 @@
-"""Second-chance sources for C-family files that tree-sitter could not parse cleanly.
+"""Second-chance sources for files that tree-sitter could not parse cleanly (the C family; a few grammar gaps of
+Swift, Kotlin and TypeScript at the end).
 
 tree-sitter parses C, C++, Objective-C and C# without running the preprocessor, so two things break it on real
 code: `#if/#else` branches that each open half of a statement, and macros that stand where the grammar expects
@@ -11,7 +12,7 @@ and keeps whichever tree has fewer (figures per repository in the note of issue 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 _DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(\w+)")
 _UPPER_MACRO = rb"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"
@@ -21,39 +22,63 @@ _ARGS = rb"(?:\((?:[^()\n]|\([^()\n]*\))*\))?"  # optional arguments, one level 
 _MACRO_LINE = re.compile(rb"^[ \t]*" + _UPPER_MACRO + rb"[ \t]*(?:\([^()\n]*\))?[ \t]*$", re.MULTILINE)
 # An attribute-like macro before `;`, `=` or `{` (`) WARN_UNUSED_RESULT;`, `x ABSL_ATTRIBUTE_UNUSED =`): blanked
 # only where the word before it ends a declarator (see _ends_declarator), not in `struct spec NAME = {`.
-_TRAILING_MACRO = re.compile(rb"(?<=[\w)\]] )" + _UPPER_MACRO + _ARGS + rb"(?=\s*[;={])")
+_TRAILING_MACRO = re.compile(rb"(?=[A-Z])(?<=[\w)\]] )" + _UPPER_MACRO + _ARGS + rb"(?=\s*[;={])")
 # The same macro on its own continuation line after a declarator (`const\n    ABSL_ATTRIBUTE_LIFETIME_BOUND {`,
 # `size_t len)\n  WARN_UNUSED_RESULT CURL_PRINTF(2, 3);`).
 _CONTINUATION_MACROS = re.compile(
-    rb"(?:(?<=\))|(?<=\bconst)|(?<=\boverride)|(?<=\bnoexcept))[ \t]*\n[ \t]*"
+    rb"(?:(?<=\))|(?<=\bconst)|(?<=\boverride)|(?<=\bnoexcept))\n[ \t]*"
     rb"(" + _UPPER_MACRO + _ARGS + rb"(?:[ \t]+" + _UPPER_MACRO + _ARGS + rb")*)(?=[ \t]*[;{=])"
+)
+# What follows a leading macro: a declaration's specifier or type (the return type may be on the next line).
+_TYPE_AHEAD = (
+    rb"[ \t]+(?:static|const|constexpr|inline|extern|struct|class|enum|unsigned|void|int|char|bool|thread_local"
+    rb"|std::|absl::|[A-Z]\w*[ \t<*&:\n]|[a-z]\w*_t\b)"
 )
 # A macro between `class` and its name (`class ABSL_ATTRIBUTE_VIEW Span`) or before a type at a declaration's
 # start (`static CURL_INLINE void`, `UNITTEST void f`, `ABSL_DLL ctrl_t x`, a return type on the next line).
 _LEADING_MACRO = re.compile(
+    rb"(?=[A-Z])(?:"  # every alternative starts with the macro: positions before anything else fail at once
     rb"(?:(?<=\bclass )|(?<=\bstruct )|(?<=\bunion ))(?:" + _UPPER_MACRO + _ARGS + rb" )+"
     rb"(?=[A-Za-z_]\w*\s*(?:[{:]|final\b))"
     rb"|(?:(?<=\bstatic )|(?<=\bextern ))" + _UPPER_MACRO + rb"(?= [A-Za-z_][\w:]*[ \t*&]+[A-Za-z_(])"
-    rb"|(?:(?m:^)[ \t]*|(?<=\]\] )|(?<=\binline )|(?<=\"C\" ))"
+    rb"|(?:(?<=\]\] )|(?<=\binline )|(?<=\"C\" ))" + _UPPER_MACRO + _ARGS + rb"(?=" + _TYPE_AHEAD + rb")"
+    rb"|(?<=\n)[A-Z][A-Z0-9]{3,}(?= (?:static|const|struct|enum|unsigned|void|int|char|bool)\b)"
+    rb")"
+)
+# The same at a line's start, after its indentation (a chain: `ABSL_CONST_INIT ABSL_DLL const ctrl_t x`).
+_LINE_LEADING_MACROS = re.compile(
+    rb"(?m)^[ \t]*((?:"
     + _UPPER_MACRO
     + _ARGS
-    + rb"(?=[ \t]+(?:static|const|constexpr|inline|extern|struct|class|enum|unsigned|void|int|char|bool|std::"
-    rb"|absl::|[A-Z]\w*[ \t<*&:\n]|[a-z]\w*_t\b))"
-    rb"|(?m:^)[A-Z][A-Z0-9]{3,}(?= (?:static|const|struct|enum|unsigned|void|int|char|bool)\b)"
+    + rb"[ \t]+)*"
+    + _UPPER_MACRO
+    + _ARGS
+    + rb")(?="
+    + _TYPE_AHEAD
+    + rb")"
 )
 # A macro between a declaration's type and its name (`void ABSL_ATTRIBUTE_NOINLINE f(`, `int
 # ABSL_ATTRIBUTE_SECTION_VARIABLE(.text) g(`, `uint32_t* ABSL_RANDOM_INTERNAL_RESTRICT p)`), and one between `if` and
 # its condition (`if ABSL_INTERNAL_CONSTEXPR_SINCE_CXX17 (x)`): no valid code has an upper-case word there.
 _INNER_MACRO = re.compile(
-    rb"(?<=\w )" + _UPPER_MACRO + _ARGS + rb"(?= [A-Za-z_]\w*\()"
+    rb"(?=[A-Z])(?:(?<=\w )" + _UPPER_MACRO + _ARGS + rb"(?= [A-Za-z_]\w*\()"
     rb"|(?<=\* )" + _UPPER_MACRO + rb"(?= [A-Za-z_]\w*[,)])"
-    rb"|(?<=\bif )" + _UPPER_MACRO + rb"(?= \()"
+    rb"|(?<=\bif )" + _UPPER_MACRO + rb"(?= \())"
 )
 # String arguments of a definition-like macro at column 0 (`MATCHER_P(IsElement, key, "") {`), which the grammar
 # reads as a parameter list.
 _DEFINITION_MACRO_STRING = re.compile(rb"(?m)^(?=" + _UPPER_MACRO + rb"\([^()\n]*\)[ \t]*\{)[^\n]*")
 _STRING_ARGUMENT = re.compile(rb',[ \t]*"(?:[^"\\\n]|\\.)*"')
 # Calling conventions and export specifiers of the Windows headers, which tree-sitter-c does not know.
+_CALLING_CONVENTION_WORDS = (
+    b"API",
+    b"CALLBACK",
+    b"_CRTIMP",
+    b"__cdecl",
+    b"__stdcall",
+    b"__fastcall",
+    b"__declspec",
+)
 _CALLING_CONVENTION = re.compile(
     rb"\b(?:WINAPI|WINAPIV|APIENTRY|CALLBACK|WINBASEAPI|_CRTIMP|__cdecl|__stdcall|__fastcall)\b"
     rb"|\b__declspec\([^()\n]*\)"
@@ -69,12 +94,12 @@ _WRAPPED_DECLARATION = re.compile(
 _BUILTIN_AVAILABLE = re.compile(rb"(?<=\b__builtin_available\()([^()\n]+)(?=\))")
 # A function-like macro given a bare type in an assignment (`avalue = form_ptr_arg(char *);`): the type becomes `0`.
 _TYPE_ARGUMENT = re.compile(
-    rb"(?<== )[A-Za-z_]\w*\(((?:const |struct |unsigned )*[A-Za-z_]\w*[ \t]*\*+[ \t]*)\)(?=[ \t]*;)"
+    rb"= [A-Za-z_]\w*\(((?:const |struct |unsigned )*[A-Za-z_]\w*[ \t]*\*+[ \t]*)\)(?=[ \t]*;)"
 )
 # `va_arg(ap, T)` takes a type where the grammar wants an expression; the type becomes `0`.
 _VA_ARG = re.compile(rb"\bva_arg\([^,()\n]+,([^()\n]+)\)")
 # Empty macro arguments (`CS_ENTRY(0x1301, TLS,AES,128,GCM,SHA256,,,)`): the commas of empty slots.
-_EMPTY_ARGUMENTS = re.compile(rb"(?<=[\w)\"'])(?:[ \t]*,)+[ \t]*(?=\))|,(?=[ \t]*,)")
+_EMPTY_ARGUMENTS = re.compile(rb",(?=[ \t]*[,)])")
 # A macro invocation statement at column 0 whose arguments are not expressions (`ABSL_FLAG(int, n, 1, "doc");`,
 # `ABSL_DECLARE_FLAG(bool, v);`): at file or namespace level it can only be a macro, so it is blanked whole.
 _TOP_LEVEL_INVOCATION = re.compile(rb"(?m)^" + _UPPER_MACRO + rb"\((?:[^;{}()]|\([^;{}()]*\))*\);[ \t]*$")
@@ -86,10 +111,12 @@ _QUALIFIER_DEFINE = re.compile(
 # `ABSL_ATTRIBUTE_LIFETIME_BOUND`), a line-start macro before a typedef'd return type (`UNITTEST CURLcode f(`), a
 # lower-case pointer qualifier (`T* absl_nullable p`).
 _BOLD_MACRO = re.compile(
+    rb"(?=[A-Za-z])(?:"
     rb"(?<=\w )[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?=\s*[),])"
     rb"|(?m:^)[A-Z][A-Z0-9]{3,}(?:_[A-Z0-9]+)*(?= [A-Za-z_]\w*[ *]+\w+\()"
     rb"|(?<=[A-Z] )[A-Z][A-Z0-9]{3,}(?:_[A-Z0-9]+)*(?= \**\w+\()"
     rb"|(?<=\* )[a-z]+_[a-z_]+(?=[ ;,)>=])"  # a pointer qualifier macro: `T* absl_nonnull p`
+    rb")"
 )
 # Words before an identifier that make it a type, not a declarator (`struct spec NAME = {`, `const int MAX = 1`).
 _TYPE_PREFIXES = frozenset(
@@ -102,7 +129,6 @@ _TYPE_WORDS = frozenset(b"int char bool void float double long short unsigned si
 _EXPRESSION_OPENERS = tuple(c.encode() for c in "=(,+-*/|&?<[!~%^")
 _METHOD_QUALIFIERS = frozenset(b"const noexcept override final".split())
 _LINE_TOKENS = re.compile(rb"[A-Za-z_][\w:]*|[*&)\]>}]")
-MAX_BLANKING_PASSES = 3  # `class ABSL_LOCKABLE ABSL_ATTRIBUTE_WARN_UNUSED SpinLock`: one macro per pass
 
 
 def _spaces(data: bytes) -> bytes:
@@ -143,8 +169,10 @@ def _ends_declarator(source: bytes, at: int) -> bool:
 
 def _blank_macro_line(source: bytes) -> Callable[[re.Match[bytes]], bytes]:
     def blank(match: re.Match[bytes]) -> bytes:
-        before = source[: match.start()].rstrip()
-        inside_expression = before.endswith(_EXPRESSION_OPENERS)
+        at = match.start() - 1
+        while at >= 0 and source[at] in b" \t\r\n":  # back over blank lines, without copying the source
+            at -= 1
+        inside_expression = at >= 0 and source[at : at + 1] in _EXPRESSION_OPENERS
         return match.group(0) if inside_expression else _spaces(match.group(0))
 
     return blank
@@ -231,33 +259,67 @@ def blank_macros(source: bytes) -> bytes:
     """Blanks macro lines, attribute-like macros, wrapped declarations and the other forms above."""
     source = _MACRO_LINE.sub(_blank_macro_line(source), source)
     source = _TOP_LEVEL_INVOCATION.sub(_blank, source)
-    source = _CALLING_CONVENTION.sub(_blank, source)
+    if any(word in source for word in _CALLING_CONVENTION_WORDS):  # a pass costs ~0.1 s per MB: skip it
+        source = _CALLING_CONVENTION.sub(_blank, source)  # where the file holds none of its words
     source = _WRAPPED_DECLARATION.sub(_unwrap_declaration, source)
-    source = _VA_ARG.sub(_zero_argument, source)
+    if b"va_arg" in source:
+        source = _VA_ARG.sub(_zero_argument, source)
     source = _TYPE_ARGUMENT.sub(_zero_argument, source)
-    source = _BUILTIN_AVAILABLE.sub(_zero_argument, source)
+    if b"__builtin_available" in source:
+        source = _BUILTIN_AVAILABLE.sub(_zero_argument, source)
     source = _EMPTY_ARGUMENTS.sub(_blank, source)
     source = _CONTINUATION_MACROS.sub(_blank_group(1), source)
     source = _INNER_MACRO.sub(_blank, source)
     source = _DEFINITION_MACRO_STRING.sub(_blank_string_arguments, source)
     source = _blank_defined_qualifiers(source)
-    for _ in range(MAX_BLANKING_PASSES):
-        blanked = _LEADING_MACRO.sub(_blank, _blank_trailing(source))
-        if blanked == source:
-            break
-        source = blanked
-    return source
+    source = _LINE_LEADING_MACROS.sub(_blank_group(1), source)
+    return _LEADING_MACRO.sub(_blank, _blank_trailing(source))
 
 
-def c_family_retries(source: bytes) -> list[bytes]:
-    """Candidates, the likeliest first; the engine keeps the first clean one, else the best.
+def c_family_retries(source: bytes) -> Iterator[bytes]:
+    """Candidates, the likeliest first, made as the engine asks for them: it keeps the first clean one, else the
+    best, so the bolder one is not even made when the first is clean.
 
     Branches alone was clean for only 50 of the 794 curl and abseil-cpp files whose first parse had errors and is
     not tried, which keeps retries at ~1.3 parses per such file.
     """
     macros = blank_macros(keep_first_branches(source))
-    return [macros, _BOLD_MACRO.sub(_blank, macros)]
+    yield macros
+    yield _BOLD_MACRO.sub(_blank, macros)
 
 
 def csharp_retries(source: bytes) -> list[bytes]:
     return [keep_first_branches(source)]
+
+
+# Swift: a compile-time diagnostic line (`#error("no lock here")`, valid inside a type's `#if`), which
+# tree-sitter-swift 0.7.4 reads only at the top level, and the empty tuple as an argument (`.success(())`,
+# `Result(value: (), error: e)`), which it does not read at all; the tuple becomes `0`.
+_SWIFT_DIAGNOSTIC = re.compile(rb'(?m)^[ \t]*#(?:error|warning)\("(?:[^"\\\n]|\\.)*"\)[ \t]*$')
+_SWIFT_VOID_ARGUMENT = re.compile(rb"(?:(?<=\()|(?<=: ))\(\)(?=[),])")
+
+
+def swift_retries(source: bytes) -> list[bytes]:
+    blanked = _SWIFT_DIAGNOSTIC.sub(_blank, source)
+    return [_SWIFT_VOID_ARGUMENT.sub(lambda _m: b"0 ", blanked)]
+
+
+# Kotlin: a `when` entry that starts with `else`, `in` or `is` on the line after the previous entry's value
+# (`x -> if (c) return` / `else -> ...`, `a -> f(b)` / `in 400..499 -> g()`); tree-sitter-kotlin takes that word as
+# the if's `else` or an infix operator continuing the value. A `;` (which may end any `when` entry) in the
+# indentation ends the entry.
+_KOTLIN_WHEN_ELSE = re.compile(rb"(?m)(?<=[^{\n]\n)([ \t]*) (?=(?:else|!?in|!?is)\b[^\n]*->)")
+
+
+def kotlin_retries(source: bytes) -> list[bytes]:
+    return [_KOTLIN_WHEN_ELSE.sub(lambda m: m.group(1) + b";", source)]
+
+
+# TypeScript: a call signature with its type parameters on their own lines (`<\n  S,\n>(r: R): S`) after a member
+# with no separator; tree-sitter-typescript reads the `<` as type arguments of the member before. A `;` in the
+# indentation separates the members.
+_TS_SIGNATURE_AFTER_MEMBER = re.compile(rb"(?m)(?<=[\w>)\]]\n)([ \t]*) (?=<[ \t]*\n)")
+
+
+def typescript_retries(source: bytes) -> list[bytes]:
+    return [_TS_SIGNATURE_AFTER_MEMBER.sub(lambda m: m.group(1) + b";", source)]
