@@ -132,3 +132,12 @@ def test_a_zero_width_leaf_with_an_error_is_counted() -> None:
     src = b"fun f() {\n    val e = when (s) {\n        in 1..2 -> R(a)\n        in 3..4 -> C(a)\n    }\n}\n"
     tree = spec.parser().parse(src)
     assert tree.root_node.has_error and count_errors(tree.root_node) > 0
+
+
+def test_a_macro_definition_keeps_its_name() -> None:
+    """`#define WARN_UNUSED_RESULT __attribute__((...))` defines WARN_UNUSED_RESULT, not a function __attribute__."""
+    src = b"#define WARN_UNUSED_RESULT __attribute__((warn_unused_result))\nint f(void) WARN_UNUSED_RESULT;\n"
+    kept = next(iter(c_family_retries(src)))
+    assert kept.startswith(b"#define WARN_UNUSED_RESULT __attribute__")
+    e = extract("lib/x.h", "c", src)
+    assert e is not None and "__attribute__" not in {d.name for d in e.definitions}

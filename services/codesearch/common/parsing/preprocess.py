@@ -22,7 +22,7 @@ _ARGS = rb"(?:\((?:[^()\n]|\([^()\n]*\))*\))?"  # optional arguments, one level 
 _MACRO_LINE = re.compile(rb"^[ \t]*" + _UPPER_MACRO + rb"[ \t]*(?:\([^()\n]*\))?[ \t]*$", re.MULTILINE)
 # An attribute-like macro before `;`, `=` or `{` (`) WARN_UNUSED_RESULT;`, `x ABSL_ATTRIBUTE_UNUSED =`): blanked
 # only where the word before it ends a declarator (see _ends_declarator), not in `struct spec NAME = {`.
-_TRAILING_MACRO = re.compile(rb"(?=[A-Z])(?<=[\w)\]] )" + _UPPER_MACRO + _ARGS + rb"(?=\s*[;={])")
+_TRAILING_MACRO = re.compile(rb"(?=[A-Z])(?<=[\w)\]] )(?<!define )" + _UPPER_MACRO + _ARGS + rb"(?=\s*[;={])")
 # The same macro on its own continuation line after a declarator (`const\n    ABSL_ATTRIBUTE_LIFETIME_BOUND {`,
 # `size_t len)\n  WARN_UNUSED_RESULT CURL_PRINTF(2, 3);`).
 _CONTINUATION_MACROS = re.compile(
@@ -61,7 +61,7 @@ _LINE_LEADING_MACROS = re.compile(
 # ABSL_ATTRIBUTE_SECTION_VARIABLE(.text) g(`, `uint32_t* ABSL_RANDOM_INTERNAL_RESTRICT p)`), and one between `if` and
 # its condition (`if ABSL_INTERNAL_CONSTEXPR_SINCE_CXX17 (x)`): no valid code has an upper-case word there.
 _INNER_MACRO = re.compile(
-    rb"(?=[A-Z])(?:(?<=\w )" + _UPPER_MACRO + _ARGS + rb"(?= [A-Za-z_]\w*\()"
+    rb"(?=[A-Z])(?:(?<=\w )(?<!define )" + _UPPER_MACRO + _ARGS + rb"(?= [A-Za-z_]\w*\()"
     rb"|(?<=\* )" + _UPPER_MACRO + rb"(?= [A-Za-z_]\w*[,)])"
     rb"|(?<=\bif )" + _UPPER_MACRO + rb"(?= \())"
 )
@@ -112,7 +112,7 @@ _QUALIFIER_DEFINE = re.compile(
 # lower-case pointer qualifier (`T* absl_nullable p`).
 _BOLD_MACRO = re.compile(
     rb"(?=[A-Za-z])(?:"
-    rb"(?<=\w )[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?=\s*[),])"
+    rb"(?<=\w )(?<!define )[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?=\s*[),])"
     rb"|(?m:^)[A-Z][A-Z0-9]{3,}(?:_[A-Z0-9]+)*(?= [A-Za-z_]\w*[ *]+\w+\()"
     rb"|(?<=[A-Z] )[A-Z][A-Z0-9]{3,}(?:_[A-Z0-9]+)*(?= \**\w+\()"
     rb"|(?<=\* )[a-z]+_[a-z_]+(?=[ ;,)>=])"  # a pointer qualifier macro: `T* absl_nonnull p`
