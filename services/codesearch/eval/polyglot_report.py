@@ -22,6 +22,7 @@ from codesearch.eval.polyglot import (
     published_semble,
     score_query,
 )
+from codesearch.eval.polyglot_languages import format_languages
 
 LABEL_WIDTH = 26
 CELL = 9
@@ -93,6 +94,7 @@ def format_report(runs: Mapping[str, Mapping[str, Any]], pset: PolyglotSet) -> s
         "NDCG@10 per language, symbol\n"
         + _grid("language", [f"{k}/symbol" for k in langs], runs, "ndcg10", False)
     )
+    blocks.append(format_languages(runs))  # #18: the language x category table (eval/polyglot_languages.py)
     for name, r in runs.items():
         if r.get("calibration"):
             blocks.append(format_calibration(name, r["calibration"]))

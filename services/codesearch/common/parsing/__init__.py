@@ -27,7 +27,8 @@ log = logging.getLogger(__name__)
 
 # Bumped when what a parse yields changes (queries, grammars, recovery): the indexer then re-parses every file.
 # 2: 26 languages from query tables, C-family preprocessor recovery, newer Swift/Scala/Bash grammars.
-PARSER_VERSION = 2
+# 3: more C-family macro forms blanked (wrapped declarations, va_arg types, continuation-line attributes, ...).
+PARSER_VERSION = 3
 
 # language name -> (module, attribute holding its LanguageSpec)
 _SPECS: dict[str, tuple[str, str]] = {

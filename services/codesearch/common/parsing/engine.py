@@ -19,7 +19,7 @@ says so, consecutive definitions of one name under one parent (`f 0 = ..; f n = 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
@@ -66,7 +66,7 @@ class LanguageSpec:
     # Same-length sources to parse again, in order, when the first parse has errors (the C-family preprocessor,
     # see preprocess.py): the first clean tree, else the one with the fewest errors, is kept; names and lines are
     # read from the original bytes.
-    recover: Callable[[bytes], list[bytes]] | None = None
+    recover: Callable[[bytes], Iterable[bytes]] | None = None
     _compiled: tuple[Language, Query] | None = field(default=None, init=False, repr=False)
     _local: threading.local = field(default_factory=threading.local, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
@@ -89,14 +89,15 @@ class LanguageSpec:
 
 
 def count_errors(root: Node) -> int:
-    """ERROR and MISSING nodes, visiting only subtrees that contain errors."""
+    """ERROR and MISSING nodes, visiting only subtrees that contain errors. A leaf marked as holding an error is one
+    too: tree-sitter-kotlin inserts a zero-width identifier that says has_error but not is_missing."""
     if not root.has_error:
         return 0
     count = 0
     stack = [root]
     while stack:
         node = stack.pop()
-        if node.is_error or node.is_missing:
+        if node.is_error or node.is_missing or node.child_count == 0:
             count += 1
         for child in node.children:
             if child.has_error or child.is_missing:

@@ -8,6 +8,7 @@ from tree_sitter import Node
 
 from codesearch.common.parsing.engine import LanguageSpec, text
 from codesearch.common.parsing.model import ImportRef
+from codesearch.common.parsing.preprocess import typescript_retries
 
 _COMMON = r"""
 (function_declaration name: (identifier) @name) @def.function
@@ -74,7 +75,12 @@ TYPESCRIPT = LanguageSpec(
     load=tree_sitter_typescript.language_typescript,
     query=_COMMON + _TS_EXTRA,
     imports=imports,
+    recover=typescript_retries,
 )
 TSX = LanguageSpec(
-    name="tsx", load=tree_sitter_typescript.language_tsx, query=_COMMON + _TS_EXTRA, imports=imports
+    name="tsx",
+    load=tree_sitter_typescript.language_tsx,
+    query=_COMMON + _TS_EXTRA,
+    imports=imports,
+    recover=typescript_retries,
 )

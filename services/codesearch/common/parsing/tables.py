@@ -11,7 +11,7 @@ from tree_sitter import Node
 from codesearch.common.parsing.engine import LanguageSpec, text
 from codesearch.common.parsing.grammars import spec
 from codesearch.common.parsing.model import ImportRef
-from codesearch.common.parsing.preprocess import c_family_retries
+from codesearch.common.parsing.preprocess import c_family_retries, kotlin_retries, swift_retries
 from codesearch.common.parsing.structure import SPECS as STRUCTURE_SPECS
 
 
@@ -306,9 +306,9 @@ _NO_MODULE_METHODS = frozenset({"class", "struct", "interface", "trait", "enum"}
 
 SPECS: dict[str, LanguageSpec] = {
     **STRUCTURE_SPECS,
-    "kotlin": spec("kotlin", "kotlin", KOTLIN),
+    "kotlin": spec("kotlin", "kotlin", KOTLIN, recover=kotlin_retries),
     "scala": spec("scala", "scala", SCALA, imports=scala_imports),
-    "swift": spec("swift", "swift", SWIFT),
+    "swift": spec("swift", "swift", SWIFT, recover=swift_retries),
     "elixir": spec(
         "elixir",
         "elixir",
