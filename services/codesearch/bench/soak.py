@@ -2,8 +2,10 @@
 
 Bounded in time. The well-behaved clients (bench/load.py's realistic mix) run first alone, then beside the fuzz
 clients, so the ratio of their p99 with and without the fuzz comes from one run. Reports statuses by code for
-both, and every call that came back later than its deadline by more than OVERRUN_MS (the server ignoring a
-deadline). Issue 20's bar: 0 INTERNAL, 0 UNKNOWN, no overrun, p99 with fuzz at most 3x the p99 without.
+both, and every call that came back later than its deadline by more than OVERRUN_MS, and whether it ended while
+this client's own event loop was stalled (LoopStalls: then the lateness was the client's, since gRPC's client
+core ends a call at its deadline whatever the server does). Issue 20's bar: 0 INTERNAL, 0 UNKNOWN, no overrun,
+p99 with fuzz at most 3x the p99 without.
 """
 
 from __future__ import annotations
@@ -31,6 +33,10 @@ DEFAULT_FUZZ_CLIENTS = (
     4  # concurrent fuzz callers: more than the admission gates' 2 slots + 8 queued would take
 )
 OVERRUN_MS = 100.0  # a call back later than its deadline by more than this means the server ignored it
+# The client's own event loop is probed this often: a probe late by more than OVERRUN_MS means this process was
+# not running (a loaded machine, a GC pass), and a call that completed in that stall was late here, not in the
+# server (gRPC's client core ends a call at its deadline whatever the server does).
+LOOP_PROBE_S = 0.01
 FUZZ_DEADLINES_S = (0.05, 0.2, 1.0, 3.0)  # from hopeless to generous
 LOREM = (
     "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et "
@@ -63,6 +69,29 @@ class FuzzCall:
     code: str
     latency_ms: float
     deadline_ms: float
+    ended: float  # time.monotonic() when the client saw it end
+
+
+@dataclass
+class LoopStalls:
+    """When the client's own event loop did not run for more than OVERRUN_MS: (start, end) in monotonic s."""
+
+    spans: list[tuple[float, float]] = field(default_factory=list)
+    worst_ms: float = 0.0
+
+    async def probe(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            before = time.monotonic()
+            await asyncio.sleep(LOOP_PROBE_S)
+            after = time.monotonic()
+            late_ms = (after - before - LOOP_PROBE_S) * 1000
+            self.worst_ms = max(self.worst_ms, late_ms)
+            if late_ms > OVERRUN_MS:
+                self.spans.append((before, after))
+
+    def covers(self, at: float) -> bool:
+        """The client was stalled when a call that ended at `at` (as the client saw it) really ended."""
+        return any(start <= at <= end + LOOP_PROBE_S for start, end in self.spans)
 
 
 @dataclass
@@ -71,10 +100,12 @@ class SoakResult:
     with_fuzz: LoadResult
     deadline_ms: float  # the well-behaved clients' deadline
     fuzz: list[FuzzCall] = field(default_factory=list)
+    stalls: LoopStalls = field(default_factory=LoopStalls)
 
     def summary(self) -> dict[str, object]:
         base, loaded = self.baseline.summary(), self.with_fuzz.summary()
         overruns = [c for c in self.fuzz if c.latency_ms - c.deadline_ms > OVERRUN_MS]
+        in_client_stall = sum(1 for c in overruns if self.stalls.covers(c.ended))
         well_overruns = sum(
             1
             for s in [*self.baseline.samples, *self.with_fuzz.samples]
@@ -89,6 +120,11 @@ class SoakResult:
             "fuzz_p99_ms": percentiles([c.latency_ms for c in self.fuzz])["p99_ms"],
             "overruns_over_100ms": len(overruns) + well_overruns,
             "worst_overrun_ms": round(max((c.latency_ms - c.deadline_ms for c in self.fuzz), default=0.0), 1),
+            # Overruns that ended while this client's loop was stalled (late here, not in the server).
+            "overruns_in_client_stall": in_client_stall,
+            "overruns_not_explained": len(overruns) - in_client_stall + well_overruns,
+            "client_stalls_over_100ms": len(self.stalls.spans),
+            "worst_client_stall_ms": round(self.stalls.worst_ms, 1),
         }
 
 
@@ -155,7 +191,7 @@ async def _fuzz_client(
             code = "OK"
         except grpc.aio.AioRpcError as e:
             code = e.code().name
-        out.append(FuzzCall(code, (time.perf_counter() - t) * 1000, deadline_s * 1000))
+        out.append(FuzzCall(code, (time.perf_counter() - t) * 1000, deadline_s * 1000, time.monotonic()))
 
 
 async def run_soak(
@@ -173,6 +209,39 @@ async def run_soak(
 ) -> SoakResult:
     """Baseline (well-behaved clients alone, a quarter of `seconds`), then the same beside the fuzz clients
     until `fuzz_queries` were sent or `seconds` passed."""
+    stalls, probing = LoopStalls(), asyncio.Event()
+    probe = asyncio.create_task(stalls.probe(probing))
+    try:
+        baseline, loaded, fuzz = await _phases(
+            address,
+            settings,
+            queries,
+            repository,
+            seconds,
+            clients,
+            fuzz_clients,
+            fuzz_queries,
+            deadline_s,
+            seed,
+        )
+    finally:
+        probing.set()
+        await probe
+    return SoakResult(baseline, loaded, deadline_s * 1000, fuzz, stalls)
+
+
+async def _phases(
+    address: str,
+    settings: Settings,
+    queries: list[Query],
+    repository: str,
+    seconds: float,
+    clients: int,
+    fuzz_clients: int,
+    fuzz_queries: int,
+    deadline_s: float,
+    seed: int,
+) -> tuple[LoadResult, LoadResult, list[FuzzCall]]:
     baseline = await run_load(
         address,
         settings,
@@ -210,7 +279,7 @@ async def run_soak(
         await asyncio.gather(*fuzzers)
     finally:
         await channel.close(grace=None)
-    return SoakResult(baseline, loaded, deadline_s * 1000, fuzz)
+    return baseline, loaded, fuzz
 
 
 def format_summary(s: dict[str, object]) -> str:
@@ -224,6 +293,9 @@ def format_summary(s: dict[str, object]) -> str:
             f"p99 with fuzz / without: {s['p99_ratio']}",
             f"fuzz: {s['fuzz_calls']} calls, p99 {s['fuzz_p99_ms']} ms, statuses {json.dumps(s['fuzz_statuses'])}",
             f"calls back over their deadline by > {OVERRUN_MS:.0f} ms: {s['overruns_over_100ms']} "
-            f"(worst fuzz overrun {s['worst_overrun_ms']} ms)",
+            f"(worst fuzz overrun {s['worst_overrun_ms']} ms); {s['overruns_in_client_stall']} of them ended "
+            f"while this client's own loop was stalled, {s['overruns_not_explained']} not",
+            f"client loop stalls > {OVERRUN_MS:.0f} ms: {s['client_stalls_over_100ms']} "
+            f"(worst {s['worst_client_stall_ms']} ms)",
         ]
     )
