@@ -15,6 +15,7 @@ import signal
 import grpc
 
 from codesearch.common import security
+from codesearch.common.admission import LegAdmission
 from codesearch.common.aio_thread import Registrar
 from codesearch.common.grpc_util import DecodeGuard, add_health_and_reflection, set_serving
 from codesearch.common.lifecycle import run_shutdown
@@ -91,7 +92,12 @@ async def serve(settings: Settings, services: tuple[str, ...] = ALL_SERVICES) ->
     setup_tracing(process_name)
     setup_metrics(process_name)
     security.check_exposure(settings)
-    interceptors = [*security.server_interceptors(settings), DecodeGuard(), *server_interceptors()]
+    interceptors = [
+        *security.server_interceptors(settings),
+        DecodeGuard(),
+        LegAdmission(),  # a gate per leg for its expensive calls
+        *server_interceptors(),
+    ]
     server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=interceptors)
     port = security.add_port(server, settings, settings.listen_addr)
     if port == 0:

@@ -14,7 +14,8 @@ import grpc
 import pytest
 from codesearch.config import Settings
 from codesearch.server import registrars
-from codesearch.v1 import keyword_pb2, keyword_pb2_grpc, search_pb2, search_pb2_grpc
+from codesearch.v1 import common_pb2, keyword_pb2, keyword_pb2_grpc, search_pb2, search_pb2_grpc
+from grpc_status import rpc_status
 
 LOREM = (
     "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et "
@@ -159,6 +160,20 @@ def test_every_leg_down_is_unavailable_not_an_empty_answer(server, tmp_path: Pat
             stub.Search(search_pb2.SearchRequest(query="fromJson", mode=mode, no_cache=True), timeout=30)
         assert err.value.code() == grpc.StatusCode.UNAVAILABLE, err.value.details()
         assert "every leg asked failed" in err.value.details() and "refused" in err.value.details()
+        # ...and the leg reports as rich status details (google.rpc.Status), one LegReport per leg asked.
+        status = rpc_status.from_call(err.value)  # type: ignore[arg-type]
+        assert status is not None and status.code == grpc.StatusCode.UNAVAILABLE.value[0]
+        assert status.message == err.value.details()
+        reports = []
+        for detail in status.details:
+            report = common_pb2.LegReport()
+            assert detail.Unpack(report), detail.type_url
+            reports.append(report)
+        asked = (
+            {common_pb2.LEG_TRIGRAM} if mode == search_pb2.SEARCH_MODE_LITERAL else {common_pb2.LEG_KEYWORD}
+        )
+        assert asked <= {r.leg for r in reports}, reports
+        assert all(r.status == common_pb2.LEG_STATUS_DEGRADED and r.reason for r in reports), reports
 
 
 def _free_port() -> int:

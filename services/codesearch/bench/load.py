@@ -164,8 +164,9 @@ async def _client(
     deadline_s: float,
     use_cache: bool,
     out: list[Sample],
+    stop: asyncio.Event,
 ) -> None:
-    while time.monotonic() < stop_at and budget[0] > 0:
+    while time.monotonic() < stop_at and budget[0] > 0 and not stop.is_set():
         q = rng.choice(queries)
         request = search_pb2.SearchRequest(
             query=q.text, mode=q.mode, repositories=[repository] if repository else [], no_cache=not use_cache
@@ -197,8 +198,11 @@ async def run_load(
     warmup_s: float = WARMUP_S,
     use_cache: bool = False,
     seed: int = 0,
+    stop: asyncio.Event | None = None,
 ) -> LoadResult:
-    """`clients` concurrent callers on one channel (HTTP/2 multiplexes them, as a real client pool would)."""
+    """`clients` concurrent callers on one channel (HTTP/2 multiplexes them, as a real client pool would);
+    they end at `seconds`, after `max_calls`, or when `stop` is set, whichever comes first."""
+    stop = stop or asyncio.Event()
     channel = aio_channel(address, settings, CHANNEL_OPTIONS, as_server=False)
     try:
         stub = search_pb2_grpc.SearchServiceStub(channel)
@@ -220,6 +224,7 @@ async def run_load(
                     deadline_s,
                     use_cache,
                     samples,
+                    stop,
                 )
                 for i in range(clients)
             )

@@ -38,6 +38,12 @@ def _add_soak_arguments(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("soak", help="fuzz and pathological queries beside well-behaved clients (bounded)")
     p.add_argument("--address", default=argparse.SUPPRESS, help="server address HOST:PORT")
     p.add_argument("--seconds", type=float, default=soak.DEFAULT_SECONDS, help="duration with the fuzz")
+    p.add_argument(
+        "--baseline-seconds",
+        type=float,
+        default=0.0,
+        help="duration alone first (default: a quarter of --seconds)",
+    )
     p.add_argument("--fuzz-queries", type=int, default=soak.DEFAULT_FUZZ_QUERIES, help="fuzz calls at most")
     p.add_argument(
         "--fuzz-clients", type=int, default=soak.DEFAULT_FUZZ_CLIENTS, help="concurrent fuzz calls"
@@ -93,6 +99,7 @@ def _run_soak(args: argparse.Namespace) -> int:
             fuzz_clients=args.fuzz_clients,
             fuzz_queries=args.fuzz_queries,
             seed=args.seed,
+            baseline_seconds=args.baseline_seconds,
         )
     )
     summary = result.summary()
@@ -101,7 +108,8 @@ def _run_soak(args: argparse.Namespace) -> int:
         args.json.write_text(json.dumps(summary, indent=1))
     fuzz_statuses: dict[str, int] = summary["fuzz_statuses"]  # type: ignore[assignment]
     bad = {"INTERNAL", "UNKNOWN"} & set(fuzz_statuses)
-    return 1 if bad or summary["overruns_over_100ms"] else 0
+    # An overrun that ended while this client's own loop was stalled was late here, not in the server.
+    return 1 if bad or summary["overruns_not_explained"] else 0
 
 
 def _run_load(args: argparse.Namespace) -> int:

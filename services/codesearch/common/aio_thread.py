@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import inspect
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 
 import grpc
 
+from codesearch.common.admission import LegAdmission
 from codesearch.common.grpc_util import DecodeGuard
 from codesearch.common.lifecycle import run_shutdown
 from codesearch.common.telemetry import server_interceptors
@@ -28,6 +30,7 @@ class ThreadedServer:
         port: int = 0,
         interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
         credentials: grpc.ServerCredentials | None = None,
+        admission: LegAdmission | None = None,
     ) -> None:
         self._registrars = registrars
         self._interceptors = list(interceptors)  # run before tracing: an unauthenticated call is not traced
@@ -37,6 +40,7 @@ class ThreadedServer:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True, name="grpc-aio-server")
         self._server: grpc.aio.Server | None = None
+        self.admission = admission or LegAdmission()  # the legs' gates, as `codesearch serve` installs them
         self.address = ""
 
     def start(self) -> ThreadedServer:
@@ -50,7 +54,8 @@ class ThreadedServer:
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
         ]
         self._server = grpc.aio.server(
-            options=options, interceptors=[*self._interceptors, DecodeGuard(), *server_interceptors()]
+            options=options,
+            interceptors=[*self._interceptors, DecodeGuard(), self.admission, *server_interceptors()],
         )
         address = f"{self._host}:{self._port}"
         if self._credentials is None:
@@ -64,6 +69,10 @@ class ThreadedServer:
             if asyncio.iscoroutine(result):
                 await result
         await self._server.start()
+
+    def submit(self, coro: Awaitable[object]) -> concurrent.futures.Future[object]:
+        """Starts a coroutine on the server's loop without waiting for it."""
+        return asyncio.run_coroutine_threadsafe(coro, self._loop)  # type: ignore[arg-type]
 
     def run(self, coro: Awaitable[object], timeout: float = 600) -> object:
         """Runs a coroutine on the server's loop (for setup that must happen there)."""

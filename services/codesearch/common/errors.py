@@ -5,19 +5,25 @@ from __future__ import annotations
 import errno
 import os
 import re
+from collections.abc import Sequence
 
 import grpc
+from google.protobuf.message import Message
 
 REPO_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$")  # "@": a git ref beside its repository
 
 
 class ServiceError(Exception):
-    """An error with the gRPC status code it maps to. Raised anywhere; servicers turn it into an abort."""
+    """An error with the gRPC status code it maps to. Raised anywhere; servicers turn it into an abort.
 
-    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+    `details` are messages a client can read back (google.rpc.Status details, common/grpc_util.py), e.g. the
+    leg reports of an outage; the message stays the readable summary."""
+
+    def __init__(self, code: grpc.StatusCode, message: str, details: Sequence[Message] = ()) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.details = tuple(details)
 
 
 def invalid(message: str) -> ServiceError:

@@ -9,8 +9,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
 import grpc
-from google.protobuf.message import DecodeError
+from google.protobuf import any_pb2
+from google.protobuf.message import DecodeError, Message
+from google.rpc import status_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_status import rpc_status
 
 from codesearch.common import reflection
 from codesearch.common.errors import ServiceError
@@ -28,6 +31,26 @@ def _message(text: str) -> str:
     return text[: MAX_STATUS_MESSAGE_CHARS - 20] + f"... ({len(text)} characters)"
 
 
+def status_details(code: grpc.StatusCode, message: str, details: Iterable[Message]) -> Any:
+    """Trailing metadata carrying a google.rpc.Status with `details` packed in (`rpc_status.from_call`
+    reads it back on the client)."""
+    packed = []
+    for d in details:
+        one = any_pb2.Any()
+        one.Pack(d)
+        packed.append(one)
+    status = status_pb2.Status(code=code.value[0], message=message, details=packed)
+    return rpc_status.to_status(status).trailing_metadata
+
+
+async def abort(context: grpc.aio.ServicerContext, e: ServiceError) -> None:
+    """Ends the call with `e`'s status; its details, if any, as rich status details."""
+    message = _message(e.message)
+    if not e.details:
+        await context.abort(e.code, message)
+    await context.abort(e.code, message, trailing_metadata=status_details(e.code, message, e.details))
+
+
 def rpc(method: F) -> F:
     """Wraps an async unary or client-streaming servicer method: ServiceError -> its status, else INTERNAL.
 
@@ -39,7 +62,7 @@ def rpc(method: F) -> F:
         try:
             return await method(self, request, context)
         except ServiceError as e:
-            await context.abort(e.code, _message(e.message))
+            await abort(context, e)
         except (grpc.aio.AbortError, grpc.RpcError):
             raise
         except Exception as e:  # a bug: report it plainly, keep the server up
@@ -59,7 +82,7 @@ def rpc_stream(method: F) -> F:
             async for item in method(self, request, context):
                 yield item
         except ServiceError as e:
-            await context.abort(e.code, _message(e.message))
+            await abort(context, e)
         except (grpc.aio.AbortError, grpc.RpcError):
             raise
         except Exception as e:

@@ -10,7 +10,6 @@ from typing import Any
 import grpc
 import pathspec
 
-from codesearch.common.admission import Gate, full_scan
 from codesearch.common.deadline import budget_of, stopped
 from codesearch.common.errors import (
     check_limit,
@@ -41,8 +40,6 @@ FOCUSED_HITS = (
 )
 MAX_MATCH_LINES = 50  # matching line numbers reported per hit
 MAX_LINE_CHARS = 500  # a minified line would drown the response
-# A BM25 query longer than this is a pasted text, not a question: its many terms make it an expensive call.
-LONG_QUERY_CHARS = 256
 
 
 class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
@@ -50,7 +47,6 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
         self.root = settings.service_dir("keyword")
         self._snapshots: dict[str, KeywordSnapshot] = {}
         self._write_locks = WriteLocks()
-        self.gate = Gate("keyword leg")
 
     # --- snapshots -------------------------------------------------------------------------------------------
     def _snapdir(self, repo: str) -> SnapshotDir:
@@ -135,8 +131,8 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
                 for rank, (repo, h) in enumerate(scored[:limit])
             ]
 
-        async with self.gate.admit(len(request.query) > LONG_QUERY_CHARS):
-            return keyword_pb2.KeywordSearchResponse(hits=await asyncio.to_thread(run))
+        # Admission (a gate for long texts and full scans) is common/admission.py's LegAdmission interceptor.
+        return keyword_pb2.KeywordSearchResponse(hits=await asyncio.to_thread(run))
 
     @rpc
     async def Grep(
@@ -197,8 +193,7 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
                 )
             return resp
 
-        async with self.gate.admit(full_scan(request.pattern, is_regex, request.case_sensitive)):
-            return await asyncio.to_thread(run)
+        return await asyncio.to_thread(run)
 
     @rpc_stream
     async def StreamGrep(

@@ -244,6 +244,7 @@ class Indexer:
 
         replace_all = force_full or not manifests
         version = (previous_record.index_version if previous_record else 0) + 1
+        _mark_pending_unknown(self.registry, run.name, manifests, current, leg_manifest, available)
 
         def update(leg: str) -> Awaitable[int]:
             return self._update_leg(
@@ -340,6 +341,31 @@ class Indexer:
         return int(response.result.chunks_total)
 
 
+# A manifest entry for a file a killed run may or may not have committed to the leg: never a real digest.
+UNKNOWN_DIGEST = "unknown"
+
+
+def _mark_pending_unknown(
+    registry: Registry,
+    name: str,
+    manifests: dict[str, dict[str, str]],
+    current: dict[str, str],
+    leg_manifest: dict[str, dict[str, str]],
+    available: list[str],
+) -> None:
+    """Before any leg commits: marks the paths about to change as unknown in the saved manifests (issue 20).
+
+    A leg may commit and the process be killed before the manifests are saved; a manifest still naming the old
+    content would then make the next run skip those files, and the leg would keep the killed run's content for
+    good (seen as version B served after a full run of version A). So each such path is listed with an unknown
+    digest: the next run sends it again if it is still there and deletes it if not (the leg may hold it)."""
+    pending = {p for p, h in current.items() if any(leg_manifest[leg].get(p) != h for leg in available)}
+    if not manifests or not pending:  # a first run replaces all; if killed, orphans.py removes what landed
+        return
+    unknown = dict.fromkeys(pending, UNKNOWN_DIGEST)
+    registry.save_manifest(name, {leg: {**m, **unknown} for leg, m in manifests.items()})
+
+
 def _known_digest(
     file: SourceFile,
     maybe_changed: set[str] | None,
@@ -350,7 +376,8 @@ def _known_digest(
     if maybe_changed is None or file.rel_path in maybe_changed:
         return None
     digests = {leg_manifest[leg].get(file.rel_path) for leg in available}
-    return digests.pop() if len(digests) == 1 and None not in digests else None
+    known = digests.pop() if len(digests) == 1 else None
+    return None if known in (None, UNKNOWN_DIGEST) else known
 
 
 # Statuses of a failed leg update the client should see as they are (disk full, data dir read-only, a bad file).

@@ -255,6 +255,11 @@ def _record_metrics(resp: search_pb2.SearchResponse) -> None:
 
 
 # --- outages (issue 20) ---------------------------------------------------------------------------------------
+# Characters of each leg's reason in the outage's status details: five legs and the message stay far under
+# gRPC's 8 KiB metadata limit (the message itself is cut at 1,000 characters by common/grpc_util.py).
+OUTAGE_REASON_CHARS = 500
+
+
 def refuse_outage(reports: list[common_pb2.LegReport]) -> None:
     """Fails the search when every leg asked failed: RESOURCE_EXHAUSTED when each refused for load,
     DEADLINE_EXCEEDED when each ran out of time, else UNAVAILABLE; the message lists every leg's report."""
@@ -272,4 +277,12 @@ def refuse_outage(reports: list[common_pb2.LegReport]) -> None:
     else:
         code = grpc.StatusCode.UNAVAILABLE
     legs = "; ".join(f"{leg_name(r.leg)}: {r.reason}" for r in asked)
-    raise ServiceError(code, f"every leg asked failed ({legs})")
+    # The reports also go as rich status details (google.rpc.Status), so a client reads them as LegReports;
+    # reasons are cut so that all of them stay under gRPC's 8 KiB metadata limit.
+    details = [
+        common_pb2.LegReport(
+            leg=r.leg, status=r.status, reason=r.reason[:OUTAGE_REASON_CHARS], latency_ms=r.latency_ms
+        )
+        for r in asked
+    ]
+    raise ServiceError(code, f"every leg asked failed ({legs})", details)
