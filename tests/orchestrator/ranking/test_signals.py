@@ -129,11 +129,18 @@ def test_path_penalties_and_the_test_exception() -> None:
     assert signals.path_penalty("types/model.d.ts", p) == p.typedef_penalty
     assert signals.path_penalty("src/router.ts", p) == 1.0
     assert signals.path_penalty("site/content/user_guide.md", p) == p.docs_penalty
+    for build_file in ("Makefile", "tools/GNUmakefile", "docker/Dockerfile", "CMakeLists.txt", "rules.mk"):
+        assert signals.path_penalty(build_file, p) == p.docs_penalty, build_file
+    assert signals.path_penalty("src/makefile_parser.py", p) == 1.0  # code about makefiles is code
     docs = dataclasses.replace(NONE, docs_penalty=0.5)
     ranked = signals.rank(fused(hit("guide.md", 1, 9), hit("mux.go", 1, 9)), "how routing works", [], p=docs)
     assert paths(ranked)[0] == "mux.go:1"
     ranked = signals.rank(fused(hit("guide.md", 1, 9), hit("mux.go", 1, 9)), "routing docs", [], p=docs)
     assert paths(ranked)[0] == "guide.md:1"  # asked for documentation: no penalty
+    ranked = signals.rank(fused(hit("Makefile", 1, 9), hit("mux.go", 1, 9)), "Router", [], p=docs)
+    assert paths(ranked)[0] == "mux.go:1"  # a Makefile rule `test-router:` is not the name's home
+    ranked = signals.rank(fused(hit("Makefile", 1, 9), hit("mux.go", 1, 9)), "makefile test rule", [], p=docs)
+    assert paths(ranked)[0] == "Makefile:1"
     only = dataclasses.replace(NONE, test_penalty=0.3)
     ranked = signals.rank(fused(hit("x_test.go", 1, 9), hit("x.go", 1, 9)), "how x works", [], p=only)
     assert paths(ranked)[0] == "x.go:1"

@@ -107,10 +107,16 @@ TEST_DIR = re.compile(r"(?:^|/)(?:tests?|__tests__|spec|testing)(?:/|$)")
 COMPAT_DIR = re.compile(r"(?:^|/)(?:compat|_compat|legacy)(?:/|$)")
 EXAMPLE_DIR = re.compile(r"(?:^|/)(?:_?examples?|docs?_src)(?:/|$)")
 TYPE_DECLARATION = re.compile(r"\.d\.ts$")
-# Prose and configuration files, chunked since the parser knows them: a code question rarely wants them.
-DOCS_FILE = re.compile(r"\.(?:md|markdown|rst|txt|adoc|ya?ml|toml|json|ini|cfg)$", re.IGNORECASE)
+# Prose, configuration and build files, chunked since the parser knows them: a code question rarely wants them
+# (chi's Makefile rule `test-router:` came second for the name "Router" once Makefiles were chunked by rule).
+DOCS_FILE = re.compile(
+    r"\.(?:md|markdown|rst|txt|adoc|ya?ml|toml|json|ini|cfg|mk|cmake)$"
+    r"|(?:^|/)(?:GNUmakefile|[Mm]akefile|Dockerfile|CMakeLists\.txt)$",
+    re.IGNORECASE,
+)
 DOCS_WORDS = re.compile(
-    r"\b(?:docs?|documentation|readme|guide|tutorial|config(?:uration)?|yaml|markdown)\b", re.I
+    r"\b(?:docs?|documentation|readme|guide|tutorial|config(?:uration)?|yaml|markdown|makefile|dockerfile|cmake)\b",
+    re.I,
 )
 REEXPORT_FILES = frozenset({"__init__.py", "package-info.java", "index.ts", "index.js", "mod.rs"})
 DEFINITION_KEYWORDS = (
