@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from codesearch.common.errors import ServiceError
-from codesearch.orchestrator.plan import Scope, plan_search
+from codesearch.orchestrator.plan import QUESTION_PATH_WEIGHT, Scope, plan_search
 from codesearch.orchestrator.router import classify
 from codesearch.v1 import common_pb2, graph_pb2, keyword_pb2, search_pb2, vector_pb2
 
@@ -57,6 +57,7 @@ def test_a_meaning_query_asks_keyword_and_vector_with_the_whole_query_and_filter
         limit=50,
         languages=["python"],
         path_glob="src/*",
+        path_weight=QUESTION_PATH_WEIGHT,  # a question: its words count in file paths too
     )
     assert requests[common_pb2.LEG_VECTOR] == vector_pb2.VectorSearchRequest(
         repositories=["repo"],
@@ -65,6 +66,18 @@ def test_a_meaning_query_asks_keyword_and_vector_with_the_whole_query_and_filter
         languages=["python"],
         path_glob="src/*",  # issue 20: the vector leg honours the glob too
     )
+
+
+def test_only_a_question_asks_the_keyword_leg_for_path_words() -> None:
+    def keyword_path_weight(query: str, **kw) -> float:  # type: ignore[no-untyped-def]
+        [request] = [p.request for p in plan_for(query, **kw).legs if p.leg == common_pb2.LEG_KEYWORD]
+        return float(request.path_weight)
+
+    assert QUESTION_PATH_WEIGHT > 0
+    assert keyword_path_weight("how are connections to the queue resolved") == QUESTION_PATH_WEIGHT
+    assert keyword_path_weight("Return a random URL-safe text string") == 0.0  # a statement, docstring-like
+    assert keyword_path_weight("retries with backoff") == 0.0
+    assert keyword_path_weight("how are retries done", mode=search_pb2.SEARCH_MODE_KEYWORD) == 0.0  # forced
 
 
 def test_forced_modes_naive_baseline_and_missing_services() -> None:

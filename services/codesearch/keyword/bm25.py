@@ -135,13 +135,16 @@ class Bm25Reader:
                 seen.setdefault(t, None)
         return list(seen)
 
-    def search(self, query: str, limit: int, languages: list[str]) -> list[Bm25Hit]:
+    def search(self, query: str, limit: int, languages: list[str], path_weight: float = 0.0) -> list[Bm25Hit]:
+        """`path_weight`: how much the query's words count in file paths when the query names no path."""
         tokens = self.query_tokens(query)
         if not tokens:
             return []
         fields = [("body", 1.0), ("symbol_tokens", SYMBOL_BOOST)]
         if PATH_LIKE.search(query):
             fields.append(("path_tokens", PATH_BOOST))
+        elif path_weight > 0:
+            fields.append(("path_tokens", path_weight))
         should: list[tuple[tantivy.Occur, tantivy.Query]] = []
         for t in tokens:
             for field, boost in fields:

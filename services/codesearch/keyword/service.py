@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -113,6 +114,8 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
     ) -> keyword_pb2.KeywordSearchResponse:
         check_query(request.query, MAX_QUERY_CHARS)
         limit = check_limit(request.limit, DEFAULT_LIMIT, MAX_LIMIT)
+        if not math.isfinite(request.path_weight) or request.path_weight < 0:
+            raise invalid(f"path_weight must be a finite number >= 0, got {request.path_weight}")
         selected = self._selected(list(request.repositories))
         spec = pathspec.PathSpec.from_lines("gitignore", [request.path_glob]) if request.path_glob else None
         fetch = limit * GLOB_OVERSAMPLE if spec else limit
@@ -120,7 +123,7 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
         def run() -> list[common_pb2.Hit]:
             scored = []
             for repo, snap in selected:
-                for h in snap.bm25.search(request.query, fetch, list(request.languages)):
+                for h in snap.bm25.search(request.query, fetch, list(request.languages), request.path_weight):
                     if spec is None or spec.match_file(h.doc.path):
                         scored.append((repo, h))
             # Several repositories: one list by BM25 score (same analyzer and scoring in each index).

@@ -30,18 +30,20 @@ class UpdateKeywordIndexResponse(_message.Message):
     def __init__(self, result: _Optional[_Union[_common_pb2.IndexUpdateResult, _Mapping]] = ...) -> None: ...
 
 class KeywordSearchRequest(_message.Message):
-    __slots__ = ("repositories", "query", "limit", "languages", "path_glob")
+    __slots__ = ("repositories", "query", "limit", "languages", "path_glob", "path_weight")
     REPOSITORIES_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     LANGUAGES_FIELD_NUMBER: _ClassVar[int]
     PATH_GLOB_FIELD_NUMBER: _ClassVar[int]
+    PATH_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     repositories: _containers.RepeatedScalarFieldContainer[str]
     query: str
     limit: int
     languages: _containers.RepeatedScalarFieldContainer[str]
     path_glob: str
-    def __init__(self, repositories: _Optional[_Iterable[str]] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ..., languages: _Optional[_Iterable[str]] = ..., path_glob: _Optional[str] = ...) -> None: ...
+    path_weight: float
+    def __init__(self, repositories: _Optional[_Iterable[str]] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ..., languages: _Optional[_Iterable[str]] = ..., path_glob: _Optional[str] = ..., path_weight: _Optional[float] = ...) -> None: ...
 
 class KeywordSearchResponse(_message.Message):
     __slots__ = ("hits",)
