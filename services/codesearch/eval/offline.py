@@ -196,18 +196,7 @@ def ablations(base: Variant) -> list[Variant]:
         ("-definition", lambda x: dataclasses.replace(x, definition_boost=0.0)),
         ("-path_words", lambda x: dataclasses.replace(x, stem_boost=0.0)),
         ("-coherence", lambda x: dataclasses.replace(x, coherence=0.0)),
-        (
-            "-penalties",
-            lambda x: dataclasses.replace(
-                x,
-                test_penalty=1.0,
-                compat_penalty=1.0,
-                example_penalty=1.0,
-                reexport_penalty=1.0,
-                typedef_penalty=1.0,
-                docs_penalty=1.0,
-            ),
-        ),
+        ("-penalties", signals.without_path_penalties),
         ("-saturation", lambda x: dataclasses.replace(x, saturation_decay=1.0)),
         ("-specific", lambda x: dataclasses.replace(x, specific_words=0)),
     ]

@@ -254,9 +254,11 @@ class Indexer:
         results: list[int | BaseException]
         if not replace_all and len(to_send) + run.progress.files_deleted <= KEYWORD_FIRST_MAX_FILES:
             # The edit is searchable once the keyword leg has committed; the others follow without competing.
-            (first,) = await asyncio.gather(update("keyword"), return_exceptions=True)
+            first = await asyncio.gather(
+                update(available[0]), return_exceptions=True
+            )  # keyword: INDEXED_LEGS[0]
             rest = await asyncio.gather(*(update(leg) for leg in available[1:]), return_exceptions=True)
-            results = [first, *rest]  # in `available`'s order: keyword is first in INDEXED_LEGS
+            results = [*first, *rest]
         else:
             results = await asyncio.gather(*(update(leg) for leg in available), return_exceptions=True)
         previous = self.registry.get(run.name)

@@ -10,16 +10,10 @@ from codesearch.orchestrator.ranking.fusion import fuse
 from codesearch.v1 import common_pb2
 
 NONE = dataclasses.replace(
-    signals.SHIPPED,
+    signals.without_path_penalties(signals.SHIPPED),
     definition_boost=0.0,
     stem_boost=0.0,
     coherence=0.0,
-    test_penalty=1.0,
-    compat_penalty=1.0,
-    example_penalty=1.0,
-    reexport_penalty=1.0,
-    typedef_penalty=1.0,
-    docs_penalty=1.0,
     saturation_decay=1.0,
 )
 

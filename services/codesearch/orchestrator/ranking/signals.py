@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
 from codesearch.orchestrator.query_terms import (
@@ -90,6 +90,21 @@ class Params:
 
 
 SHIPPED = Params()
+
+
+def without_path_penalties(p: Params) -> Params:
+    """`p` with every path penalty (path_penalty below) off: for ablations and tests of the other signals."""
+    return replace(
+        p,
+        test_penalty=1.0,
+        compat_penalty=1.0,
+        example_penalty=1.0,
+        reexport_penalty=1.0,
+        typedef_penalty=1.0,
+        docs_penalty=1.0,
+    )
+
+
 # The intents whose routed answers these signals rank: meaning questions and names. References, impact and exact
 # matches keep fusion + penalties + decay (the standard-library classes they were tuned on).
 SIGNAL_INTENTS = frozenset(
