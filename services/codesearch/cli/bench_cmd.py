@@ -182,10 +182,14 @@ def _run_load(args: argparse.Namespace) -> int:
 
 
 def _run_scale(args: argparse.Namespace) -> int:
+    import signal
+    import sys
     import tempfile
 
     from codesearch.bench import scale
 
+    # `timeout` ends a run with SIGTERM: exit through the `finally`s, which stop the server it started.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         sizes = scale.parse_sizes(args.sizes)
         queries = scale.read_queries(args.queries, args.per_intent)
