@@ -1,4 +1,4 @@
-"""`codesearch bench load ...` (and room for other benchmarks as further subcommands)."""
+"""`codesearch bench load|soak|scale ...` (and room for other benchmarks as further subcommands)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", type=Path, help="also write the summary here as JSON")
     _add_soak_arguments(sub)
+    _add_scale_arguments(sub)
 
 
 def _add_soak_arguments(sub: argparse._SubParsersAction) -> None:
@@ -55,11 +56,41 @@ def _add_soak_arguments(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", type=Path, help="also write the summary here as JSON")
 
 
+def _add_scale_arguments(sub: argparse._SubParsersAction) -> None:
+    from codesearch.bench import scale
+    from codesearch.bench.vector_quality import CORPUS
+
+    p = sub.add_parser(
+        "scale", help="index 1x, 4x, 16x a corpus in its own server: time, disk, memory, latency"
+    )
+    p.add_argument(
+        "--sizes", default=",".join(map(str, scale.DEFAULT_SIZES)), help="copies per row, e.g. 1,2"
+    )
+    p.add_argument("--corpus", type=Path, default=CORPUS, help="directory copied into each repository")
+    p.add_argument(
+        "--queries",
+        type=Path,
+        default=Path("../shared/eval/dev-queries.jsonl"),
+        help="query set (JSONL with klass and query, as ../shared/eval/dev-queries.jsonl)",
+    )
+    p.add_argument(
+        "--per-intent", type=int, default=scale.DEFAULT_PER_INTENT, help="queries per intent (0: all)"
+    )
+    p.add_argument("--tiers", default=scale.DEFAULT_TIERS, help="CODESEARCH_VECTOR_TIERS for the server")
+    p.add_argument(
+        "--max-rss-gib", type=float, default=scale.DEFAULT_MAX_RSS_GIB, help="stop the server past this"
+    )
+    p.add_argument("--work-dir", type=Path, help="copies and data directories (default: a temporary folder)")
+    p.add_argument("--json", type=Path, help="also write the rows here as JSON")
+
+
 def run(args: argparse.Namespace) -> int:
     if args.bench == "load":
         return _run_load(args)
     if args.bench == "soak":
         return _run_soak(args)
+    if args.bench == "scale":
+        return _run_scale(args)
     raise CliError(f"unknown benchmark {args.bench}")
 
 
@@ -148,3 +179,26 @@ def _run_load(args: argparse.Namespace) -> int:
     if args.json:
         args.json.write_text(json.dumps(summary, indent=1))
     return 0 if not summary["errors"] else 1
+
+
+def _run_scale(args: argparse.Namespace) -> int:
+    import signal
+    import sys
+    import tempfile
+
+    from codesearch.bench import scale
+
+    # `timeout` ends a run with SIGTERM: exit through the `finally`s, which stop the server it started.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    try:
+        sizes = scale.parse_sizes(args.sizes)
+        queries = scale.read_queries(args.queries, args.per_intent)
+        with tempfile.TemporaryDirectory(prefix="codesearch-scale-") as tmp:
+            work = args.work_dir or Path(tmp)
+            results = scale.run_scale(sizes, args.corpus, queries, work, args.tiers, args.max_rss_gib)
+    except scale.ScaleError as e:
+        raise CliError(str(e)) from None
+    print(scale.format_report(results, args.corpus, args.tiers))
+    if args.json:
+        args.json.write_text(scale.results_json(results))
+    return 0 if not any(r.errors for r in results) else 1
