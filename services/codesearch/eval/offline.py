@@ -100,10 +100,15 @@ def load_legs(path: str | Path) -> list[QueryLegs]:
     return out
 
 
-def rank_one(q: QueryLegs, v: Variant) -> list[fusion.FusedHit]:
-    keyword = q.keyword
+def keyword_hits(q: QueryLegs, v: Variant) -> list[common_pb2.Hit]:
+    """The keyword leg's answer as the server asks it for this query (questions count path words)."""
     if v.routed and q.keyword_paths and keyword_path_weight(classify(q.query)) > 0:
-        keyword = q.keyword_paths  # what the server asks the keyword leg for this query
+        return q.keyword_paths
+    return q.keyword
+
+
+def rank_one(q: QueryLegs, v: Variant) -> list[fusion.FusedHit]:
+    keyword = keyword_hits(q, v)
     available = {
         "keyword": (common_pb2.LEG_KEYWORD, keyword),
         "vector": (common_pb2.LEG_VECTOR, q.vector),
@@ -201,6 +206,8 @@ def ablations(base: Variant) -> list[Variant]:
         ("-penalties", signals.without_path_penalties),
         ("-saturation", lambda x: dataclasses.replace(x, saturation_decay=1.0)),
         ("-specific", lambda x: dataclasses.replace(x, specific_words=0)),
+        ("-path_share", lambda x: dataclasses.replace(x, path_word_max_share=1.0)),
+        ("-repo_name", lambda x: dataclasses.replace(x, skip_repository_name=False)),
     ]
     return [base] + [dataclasses.replace(base, name=name, params=fn(p)) for name, fn in off]
 

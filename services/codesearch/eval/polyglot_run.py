@@ -28,8 +28,6 @@ from codesearch.eval.harness import MODES, SEARCH_TIMEOUT_S
 from codesearch.eval.polyglot import PolyglotSet, PolyQuery
 from codesearch.orchestrator.plan import QUESTION_PATH_WEIGHT
 from codesearch.orchestrator.query_terms import query_names
-from codesearch.orchestrator.ranking import boosts
-from codesearch.orchestrator.router import classify
 from codesearch.v1 import (
     common_pb2,
     graph_pb2,
@@ -235,8 +233,7 @@ def dump_legs(
             )
             legs["definition"][name] = _dicts(defs.symbols)
             legs["callers"][name] = _dicts(refs.references)
-        if boosts.wants_centrality(classify(q.text).intent, routed=True):
-            legs["centrality"] = _centrality(graph, legs, t)
+        legs["centrality"] = _centrality(graph, legs, t)
         return {"query_id": q.qid, "repo": q.repo, "query": q.text, "legs": legs}
 
     return _each(one, queries, concurrency, progress)
@@ -244,7 +241,8 @@ def dump_legs(
 
 def _centrality(graph: graph_pb2_grpc.GraphServiceStub, legs: dict[str, Any], timeout: float) -> list[Any]:
     """[path, start_line, end_line, centrality] of every place the legs found: the server boosts the fused head
-    by it for structural questions (ranking/boosts.py), so the replay needs it."""
+    by it for structural questions (ranking/boosts.py), so the replay needs it (asked for every query, so that
+    variants may try it for others)."""
     hits = legs["keyword"] + legs["keyword_paths"] + legs.get("vector", [])
     hits += [h for found in (*legs["definition"].values(), *legs["callers"].values()) for h in found]
     places = sorted(
