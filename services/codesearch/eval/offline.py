@@ -43,6 +43,9 @@ class Variant:
     rrf_scores: bool = (
         False  # True: one list too is scored 1/(k + rank) (the server keeps a lone leg's scores)
     )
+    question_paths: bool = (
+        True  # a routed question's keyword leg counts path words (plan.keyword_path_weight)
+    )
 
 
 def _hit(d: Mapping[str, Any]) -> common_pb2.Hit:
@@ -102,7 +105,7 @@ def load_legs(path: str | Path) -> list[QueryLegs]:
 
 def keyword_hits(q: QueryLegs, v: Variant) -> list[common_pb2.Hit]:
     """The keyword leg's answer as the server asks it for this query (questions count path words)."""
-    if v.routed and q.keyword_paths and keyword_path_weight(classify(q.query)) > 0:
+    if v.routed and v.question_paths and q.keyword_paths and keyword_path_weight(classify(q.query)) > 0:
         return q.keyword_paths
     return q.keyword
 
@@ -209,7 +212,8 @@ def ablations(base: Variant) -> list[Variant]:
         ("-path_share", lambda x: dataclasses.replace(x, path_word_max_share=1.0)),
         ("-repo_name", lambda x: dataclasses.replace(x, skip_repository_name=False)),
     ]
-    return [base] + [dataclasses.replace(base, name=name, params=fn(p)) for name, fn in off]
+    plain_keyword = dataclasses.replace(base, name="-question_paths", question_paths=False)
+    return [base] + [dataclasses.replace(base, name=name, params=fn(p)) for name, fn in off] + [plain_keyword]
 
 
 def main(argv: list[str] | None = None) -> int:
