@@ -17,7 +17,7 @@ from typing import Any
 
 from codesearch.eval.calibration import auroc
 from codesearch.eval.metrics import score_one
-from codesearch.eval.offline import QueryLegs, Variant, load_legs, rank_one
+from codesearch.eval.offline import QueryLegs, Variant, keyword_hits, load_legs, rank_one
 from codesearch.eval.polyglot import HELD_OUT_REPOS, load_set, score_query
 from codesearch.eval.runfile import load_queries, select_half
 from codesearch.orchestrator.ranking import adaptive, signals
@@ -35,7 +35,7 @@ def row(q: QueryLegs) -> tuple[list[float], list[dict[str, Any]]] | None:
     if not ranked:
         return None
     route = classify(q.query)
-    coverage = adaptive.keyword_coverage(q.query, q.keyword)
+    coverage = adaptive.keyword_coverage(q.query, keyword_hits(q, ROUTED))
     if not signals.applies(route.intent, coverage):
         return None  # the exact-leg model answers for these (ranking/confidence.py)
     x = features(ranked, q.query)

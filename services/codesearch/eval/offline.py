@@ -21,15 +21,13 @@ from typing import Any
 from google.protobuf.json_format import ParseDict
 
 from codesearch.eval.polyglot import CATEGORIES, PolyglotSet, load_set, summarize
-from codesearch.orchestrator.fanout import reference_hit
-from codesearch.orchestrator.plan import routed_weights
-from codesearch.orchestrator.ranking import adaptive, diversity, fusion, penalties, signals
+from codesearch.orchestrator.fanout import reference_hit, symbol_hit
+from codesearch.orchestrator.plan import keyword_path_weight, routed_weights
+from codesearch.orchestrator.ranking import adaptive, boosts, diversity, fusion, penalties, signals
 from codesearch.orchestrator.ranking.penalties import TEST_WORDS
 from codesearch.orchestrator.ranking.signals import Params
 from codesearch.orchestrator.router import DIRECT_CONFIDENCE, classify
 from codesearch.v1 import common_pb2, graph_pb2, search_pb2
-
-DEFINITION_HEAD_LINES = 30  # a definition leg hit stands for the head of the definition, about one chunk
 
 
 @dataclass(frozen=True)
@@ -45,6 +43,9 @@ class Variant:
     rrf_scores: bool = (
         False  # True: one list too is scored 1/(k + rank) (the server keeps a lone leg's scores)
     )
+    question_paths: bool = (
+        True  # a routed question's keyword leg counts path words (plan.keyword_path_weight)
+    )
 
 
 def _hit(d: Mapping[str, Any]) -> common_pb2.Hit:
@@ -52,19 +53,7 @@ def _hit(d: Mapping[str, Any]) -> common_pb2.Hit:
 
 
 def _definition_hit(d: Mapping[str, Any], leg: int, rank: int) -> common_pb2.Hit:
-    s = ParseDict(dict(d), graph_pb2.Symbol(), ignore_unknown_fields=True)
-    loc = common_pb2.Location()
-    loc.CopyFrom(s.location)
-    loc.end_line = min(loc.end_line, loc.start_line + DEFINITION_HEAD_LINES - 1)
-    score = 1.0 / (1 + rank)
-    return common_pb2.Hit(
-        location=loc,
-        snippet=s.signature,
-        score=score,
-        leg_scores=[common_pb2.LegScore(leg=leg, rank=rank, score=score)],  # type: ignore[arg-type]
-        found_by=[leg],  # type: ignore[list-item]
-        symbol=s.qualified_name,
-    )
+    return symbol_hit(ParseDict(dict(d), graph_pb2.Symbol(), ignore_unknown_fields=True), leg, rank)
 
 
 def _reference_hit(d: Mapping[str, Any], rank: int) -> common_pb2.Hit:
@@ -81,6 +70,10 @@ class QueryLegs:
     vector: list[common_pb2.Hit]
     definitions: list[common_pb2.Hit]
     references: list[common_pb2.Hit]
+    # The keyword leg asked with path words (plan.QUESTION_PATH_WEIGHT); empty in dumps made before it.
+    keyword_paths: list[common_pb2.Hit] = field(default_factory=list)
+    # (path, start_line, end_line) -> the graph's centrality, for structural questions (boosts.py)
+    centrality: dict[tuple[str, int, int], float] = field(default_factory=dict)
 
 
 def load_legs(path: str | Path) -> list[QueryLegs]:
@@ -103,14 +96,24 @@ def load_legs(path: str | Path) -> list[QueryLegs]:
                         _definition_hit(d, common_pb2.LEG_DEFINITION, i) for i, d in enumerate(defs)
                     ],
                     references=[_reference_hit(r, i) for i, r in enumerate(refs)],
+                    keyword_paths=[_hit(h) for h in legs.get("keyword_paths", [])],
+                    centrality={(p, a, b): c for p, a, b, c in legs.get("centrality", [])},
                 )
             )
     return out
 
 
+def keyword_hits(q: QueryLegs, v: Variant) -> list[common_pb2.Hit]:
+    """The keyword leg's answer as the server asks it for this query (questions count path words)."""
+    if v.routed and v.question_paths and q.keyword_paths and keyword_path_weight(classify(q.query)) > 0:
+        return q.keyword_paths
+    return q.keyword
+
+
 def rank_one(q: QueryLegs, v: Variant) -> list[fusion.FusedHit]:
+    keyword = keyword_hits(q, v)
     available = {
-        "keyword": (common_pb2.LEG_KEYWORD, q.keyword),
+        "keyword": (common_pb2.LEG_KEYWORD, keyword),
         "vector": (common_pb2.LEG_VECTOR, q.vector),
         "definition": (common_pb2.LEG_DEFINITION, q.definitions),
         "references": (common_pb2.LEG_REFERENCES, q.references),
@@ -124,7 +127,7 @@ def rank_one(q: QueryLegs, v: Variant) -> list[fusion.FusedHit]:
             by_leg = {top: by_leg[top]} if any(h for leg, h in available.values() if leg == top) else by_leg
         weights = {name: by_leg.get(leg, 0.0) for name, (leg, _hits) in available.items()}
         if adaptive.decisive(
-            route.intent, q.query, q.keyword
+            route.intent, q.query, keyword
         ):  # the server's adaptive cancel (search.py _adapt)
             weights["vector"] *= adaptive.DECISIVE_VECTOR_FACTOR
     lists: list[fusion.RankedList] = [
@@ -137,12 +140,19 @@ def rank_one(q: QueryLegs, v: Variant) -> list[fusion.FusedHit]:
     if v.rrf_scores and len(lists) == 1:
         lists.append((common_pb2.LEG_VECTOR, 0.0, []))  # an empty second list: fuse() then gives RRF scores
     cands = fusion.fuse(lists, v.k)
+    if v.routed and boosts.wants_centrality(classify(q.query).intent, routed=True):  # as search.py _rank
+        head = cands[: boosts.CENTRALITY_DEPTH]
+        places = [(f.hit.location.path, f.hit.location.start_line, f.hit.location.end_line) for f in head]
+        values = [q.centrality.get(place, 0.0) for place in places]
+        boosts.apply_centrality(cands, values + [0.0] * (len(cands) - len(head)))
     if v.params is None:
         return cands
-    if not signals.applies(classify(q.query).intent, adaptive.keyword_coverage(q.query, q.keyword), v.params):
+    if not signals.applies(classify(q.query).intent, adaptive.keyword_coverage(q.query, keyword), v.params):
         penalties.apply_path_penalties(cands, q.query)  # what the server does then (search.py _rank)
         return diversity.per_file_decay(cands)
-    definitions = [h.location for h in q.definitions]
+    # The server reads the definitions its definition leg found: none when the route asked no such leg.
+    asked = not v.routed or weights.get("definition", 0.0) > 0
+    definitions = [h.location for h in q.definitions] if asked else []
     return signals.rank(cands, q.query, definitions, bool(TEST_WORDS.search(q.query)), v.params)
 
 
@@ -199,8 +209,11 @@ def ablations(base: Variant) -> list[Variant]:
         ("-penalties", signals.without_path_penalties),
         ("-saturation", lambda x: dataclasses.replace(x, saturation_decay=1.0)),
         ("-specific", lambda x: dataclasses.replace(x, specific_words=0)),
+        ("-path_share", lambda x: dataclasses.replace(x, path_word_max_share=1.0)),
+        ("-repo_name", lambda x: dataclasses.replace(x, skip_repository_name=False)),
     ]
-    return [base] + [dataclasses.replace(base, name=name, params=fn(p)) for name, fn in off]
+    plain_keyword = dataclasses.replace(base, name="-question_paths", question_paths=False)
+    return [base] + [dataclasses.replace(base, name=name, params=fn(p)) for name, fn in off] + [plain_keyword]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,8 +26,10 @@ from google.protobuf.json_format import MessageToDict
 
 from codesearch.eval.harness import MODES, SEARCH_TIMEOUT_S
 from codesearch.eval.polyglot import PolyglotSet, PolyQuery
+from codesearch.orchestrator.plan import QUESTION_PATH_WEIGHT
 from codesearch.orchestrator.query_terms import query_names
 from codesearch.v1 import (
+    common_pb2,
     graph_pb2,
     graph_pb2_grpc,
     keyword_pb2,
@@ -186,7 +188,8 @@ def dump_legs(
     concurrency: int = 1,
     progress: Callable[[int], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Per query: {"query_id", "repo", "query", "legs": {"keyword": [hit...], "vector": [hit...],
+    """Per query: {"query_id", "repo", "query", "legs": {"keyword": [hit...], "keyword_paths": [hit...] (asked with
+    plan.QUESTION_PATH_WEIGHT), "vector": [hit...],
     "definition": {name: [symbol...]}, "callers": {name: [reference...]}}}, each leg's own RPC answer (asked on
     the same server, which hosts every service), before any fusion, boost or per-file cut."""
     keyword = keyword_pb2_grpc.KeywordServiceStub(channel)
@@ -200,7 +203,19 @@ def dump_legs(
             keyword_pb2.KeywordSearchRequest(repositories=repos, query=q.text, limit=LEG_DUMP_DEPTH),
             timeout=t,
         )
-        legs: dict[str, Any] = {"keyword": _dicts(kw.hits), "definition": {}, "callers": {}}
+        # The keyword leg as a routed question asks it (plan.py: path words count), so the replay matches.
+        kw_paths = keyword.KeywordSearch(
+            keyword_pb2.KeywordSearchRequest(
+                repositories=repos, query=q.text, limit=LEG_DUMP_DEPTH, path_weight=QUESTION_PATH_WEIGHT
+            ),
+            timeout=t,
+        )
+        legs: dict[str, Any] = {
+            "keyword": _dicts(kw.hits),
+            "keyword_paths": _dicts(kw_paths.hits),
+            "definition": {},
+            "callers": {},
+        }
         if with_vector:
             vec = vector.VectorSearch(
                 vector_pb2.VectorSearchRequest(repositories=repos, text=q.text, limit=LEG_DUMP_DEPTH),
@@ -218,9 +233,28 @@ def dump_legs(
             )
             legs["definition"][name] = _dicts(defs.symbols)
             legs["callers"][name] = _dicts(refs.references)
+        legs["centrality"] = _centrality(graph, legs, t)
         return {"query_id": q.qid, "repo": q.repo, "query": q.text, "legs": legs}
 
     return _each(one, queries, concurrency, progress)
+
+
+def _centrality(graph: graph_pb2_grpc.GraphServiceStub, legs: dict[str, Any], timeout: float) -> list[Any]:
+    """[path, start_line, end_line, centrality] of every place the legs found: the server boosts the fused head
+    by it for structural questions (ranking/boosts.py), so the replay needs it (asked for every query, so that
+    variants may try it for others)."""
+    hits = legs["keyword"] + legs["keyword_paths"] + legs.get("vector", [])
+    hits += [h for found in (*legs["definition"].values(), *legs["callers"].values()) for h in found]
+    places = sorted(
+        {
+            (h["location"]["path"], h["location"].get("start_line", 0), h["location"].get("end_line", 0))
+            for h in hits
+        }
+    )
+    repo = next((h["location"]["repository"] for h in hits), "")
+    locations = [common_pb2.Location(repository=repo, path=p, start_line=a, end_line=b) for p, a, b in places]
+    resp = graph.Centrality(graph_pb2.CentralityRequest(locations=locations), timeout=timeout)
+    return [[*place, value] for place, value in zip(places, resp.values, strict=True)]
 
 
 def write_jsonl(path: Path, lines: Iterable[dict[str, Any]]) -> None:

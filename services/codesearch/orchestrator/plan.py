@@ -181,7 +181,7 @@ def _forced(mode: int, query: str, route: Route, scope: Scope) -> tuple[Leg, int
 def _routed_request(leg: Leg, route: Route, query: str, target: str, scope: Scope) -> Message:
     """What a routed leg is asked: meaning legs the whole query, exact and structural legs the router's target."""
     if leg == common_pb2.LEG_KEYWORD:
-        return keyword_request(query, scope, QUESTION_PATH_WEIGHT if route.rule == "question" else 0.0)
+        return keyword_request(query, scope, keyword_path_weight(route))
     if leg == common_pb2.LEG_TRIGRAM:
         return grep_request(target, False, scope)
     if leg == common_pb2.LEG_VECTOR:
@@ -191,6 +191,11 @@ def _routed_request(leg: Leg, route: Route, query: str, target: str, scope: Scop
     if leg == common_pb2.LEG_REFERENCES:
         return references_request(target, scope)
     return impact_request(target, scope)
+
+
+def keyword_path_weight(route: Route) -> float:
+    """How much a routed query's words count in file paths at the keyword leg (eval/offline.py replays it)."""
+    return QUESTION_PATH_WEIGHT if route.rule == "question" else 0.0
 
 
 def keyword_request(query: str, scope: Scope, path_weight: float = 0.0) -> keyword_pb2.KeywordSearchRequest:

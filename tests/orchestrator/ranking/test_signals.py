@@ -227,3 +227,32 @@ def test_an_abbreviated_file_name_matches_the_query_word() -> None:
         p=off,
     )
     assert paths(ranked)[0] == "command/clean.py:12"  # the symptom, without the rule
+
+
+def test_a_folder_most_candidates_share_is_not_a_path_word() -> None:
+    # chi: "middleware" names the folder of most candidates, so only "chains" ~ chain.go tells a file apart.
+    p = dataclasses.replace(NONE, stem_boost=1.0)
+    cands = [hit(f"middleware/{n}.go", 1, 9) for n in ("compress", "realip", "logger")] + [
+        hit("chain.go", 1, 9)
+    ]
+    ranked = signals.rank(fused(*cands), "how middleware chains are ordered", [], p=p)
+    assert paths(ranked)[0] == "chain.go:1"
+    boosted = {f.hit.location.path for f in ranked if any(b.name == "path_words" for b in f.boosts)}
+    assert boosted == {"chain.go"}
+    every = dataclasses.replace(p, path_word_max_share=1.0)  # the rule off: the folder word lifts all of them
+    ranked = signals.rank(fused(*cands), "how middleware chains are ordered", [], p=every)
+    assert paths(ranked)[0] == "middleware/compress.go:1"
+
+
+def test_the_repository_name_is_not_a_path_word() -> None:
+    p = dataclasses.replace(NONE, stem_boost=1.0)
+
+    def top(params: signals.Params) -> str:
+        hits = [hit(name, 1, 9) for name in ("chi.go", "tree.go", "mux.go", "context.go")]
+        for h in hits:
+            h.location.repository = "chi"
+        ranked = signals.rank(fused(*hits), "how does chi route a request through the tree", [], p=params)
+        return paths(ranked)[0]
+
+    assert top(p) == "tree.go:1"  # the question names the project, not chi.go
+    assert top(dataclasses.replace(p, skip_repository_name=False)) == "chi.go:1"
