@@ -18,8 +18,13 @@ SHARED_EVAL = Path(os.environ.get("CODESEARCH_SHARED_EVAL") or REPO_ROOT.parent 
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    """Settings with a fresh data directory under the test's tmp_path."""
-    return Settings.from_env({"CODESEARCH_HOME": str(tmp_path / "home")})
+    """Settings with a fresh data directory under the test's tmp_path, and an embedding cache of its own (the
+    default one is machine-wide: tests counting model calls must not find another run's vectors there)."""
+    env = {
+        "CODESEARCH_HOME": str(tmp_path / "home"),
+        "CODESEARCH_EMBEDDING_CACHE": str(tmp_path / "emb.sqlite"),
+    }
+    return Settings.from_env(env)
 
 
 @pytest.fixture
