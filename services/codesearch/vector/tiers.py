@@ -6,7 +6,8 @@
   fill in in the background, and it takes over a repository once every chunk of it has one: it wins on held-out
   repositories in `semantic` (8 held-out polyglot repositories through `codesearch eval`, NDCG@10: MiniLM-int8
   0.797, distilled static 0.731, static teacher-trained on 9,920 standard-library chunks (static_train.py)
-  0.792), though `auto` there is 0.858 with MiniLM against 0.866 distilled / 0.868 trained static (notes/16.md).
+  0.792), though `auto` there is 0.858 with MiniLM against 0.866 distilled / 0.868 trained static; on the other
+  3 held-out repositories the trained model's `auto` is 0.794 against distilled 0.832 (notes/16.md).
 
 A query is answered from one tier for all the repositories it searches, so every score it returns comes from
 one model: the best tier complete in all of them, else the tier with the most chunks embedded (partial).
