@@ -16,6 +16,19 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_EVAL = Path(os.environ.get("CODESEARCH_SHARED_EVAL") or REPO_ROOT.parent / "shared" / "eval")
 
 
+@pytest.fixture(autouse=True)
+def own_embedding_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The default embedding cache is one per machine: each test gets its own instead, so no test finds vectors
+    another run left there (an upgrade a test holds back would complete from them, a count of model calls
+    would drop). A test that names CODESEARCH_EMBEDDING_CACHE keeps that file."""
+    default = tmp_path / "embeddings.sqlite"
+    configured = Settings.embedding_cache_file
+    monkeypatch.setattr(
+        Settings, "embedding_cache_file", lambda self: configured(self) if self.embedding_cache else default
+    )
+    return default
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     """Settings with a fresh data directory under the test's tmp_path."""

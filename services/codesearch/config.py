@@ -21,6 +21,9 @@ DEFAULT_STATIC_MODEL = "all-MiniLM-L6-v2"  # a transformer is distilled (model2v
 DEFAULT_VECTOR_TIERS = (
     "static,transformer"  # static vectors at index time, the transformer's in the background
 )
+EMBEDDING_CACHE_FILE = (
+    "embeddings.sqlite"  # in the model cache unless CODESEARCH_EMBEDDING_CACHE names a file
+)
 DEFAULT_RERANK_MODEL = ""  # no pretrained cross-encoder ships offline; `codesearch reranker train` makes one
 DEFAULT_RERANK_BACKEND = "onnx"  # torch's logits at about half its latency (bench/rerank.py)
 MAX_QUERY_CHARS = 2048  # longer than any real question; bounds regex compile and tokenisation cost
@@ -71,8 +74,8 @@ class Settings:
     static_model: str = DEFAULT_STATIC_MODEL
     # The vector leg's tiers: "static,transformer", "static" or "transformer" (vector/tiers.py).
     vector_tiers: str = DEFAULT_VECTOR_TIERS
-    # SQLite file of document vectors by (model, text hash); "" means the data home's own. Point several homes
-    # (eval runs, experiments) at one file and none of them embeds the same text twice.
+    # SQLite file of document vectors by (model, text hash); "" means `embeddings.sqlite` in the machine-wide
+    # model cache, shared by every data home, so re-indexing the same code into another home embeds nothing.
     embedding_cache: str = ""
     # Cross-encoder reranker: a name, a path, or "" for the one trained into the data directory (if any).
     rerank_model: str = DEFAULT_RERANK_MODEL
@@ -133,6 +136,14 @@ class Settings:
             tls_client_key=e.get("CODESEARCH_TLS_CLIENT_KEY", ""),
             allow_unauthenticated=e.get("CODESEARCH_ALLOW_UNAUTHENTICATED", "") in ("1", "true", "yes"),
             index_secrets=e.get("CODESEARCH_INDEX_SECRETS", "") in ("1", "true", "yes"),
+        )
+
+    def embedding_cache_file(self) -> Path:
+        """The embedding cache's file: CODESEARCH_EMBEDDING_CACHE, else one per machine in the model cache."""
+        return (
+            Path(self.embedding_cache).expanduser()
+            if self.embedding_cache
+            else self.model_cache / EMBEDDING_CACHE_FILE
         )
 
     def service_dir(self, service: str) -> Path:

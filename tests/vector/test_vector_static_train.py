@@ -10,7 +10,18 @@ import pytest
 from codesearch.config import Settings
 from codesearch.vector.embedding_cache import EmbeddingCache, text_hash
 from codesearch.vector.static_model import StaticEncoder, static_model_path
-from codesearch.vector.static_train import _means, fold, save_model, teacher_pairs, token_ids, train_table
+from codesearch.vector.static_train import (
+    TeacherPairs,
+    _means,
+    fold,
+    main,
+    repositories_in,
+    save_model,
+    split_off,
+    teacher_pairs,
+    token_ids,
+    train_table,
+)
 
 
 def test_folding_the_map_keeps_every_inner_product() -> None:
@@ -77,3 +88,26 @@ def test_pairs_from_an_index_and_a_saved_model_loads(tmp_path: Path) -> None:
     loaded = StaticEncoder(str(tmp_path / "trained"))
     assert loaded.dims == encoder.dims
     assert np.allclose(loaded.encode(docs), encoder.encode(docs), atol=1e-5)  # a scale changes no direction
+
+
+def test_without_a_validation_repository_a_tenth_of_the_chunks_is_held_out() -> None:
+    pairs = TeacherPairs([f"text {i}" for i in range(50)], np.eye(50, dtype=np.float32))
+    train, valid = split_off(pairs)
+    assert len(valid.texts) == 5 and len(train.texts) == 45
+    assert not set(train.texts) & set(valid.texts)
+    for part in (train, valid):  # each text keeps its own teacher vector
+        assert all(part.vectors[j, int(t.split()[1])] == 1.0 for j, t in enumerate(part.texts))
+    with pytest.raises(ValueError, match="too few"):
+        split_off(TeacherPairs(["one"], np.eye(1, dtype=np.float32)))
+
+
+def test_training_a_home_without_repositories_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "vector" / "half-made").mkdir(parents=True)  # no CURRENT generation: not a repository
+    assert repositories_in(tmp_path / "vector") == [] and repositories_in(tmp_path / "nothing") == []
+    code = main(
+        ["--home", str(tmp_path), "--cache", str(tmp_path / "emb.sqlite"), "--out", str(tmp_path / "m")]
+    )
+    assert code == 1 and "holds no indexed repository" in capsys.readouterr().err
+    assert not (tmp_path / "m").exists()

@@ -189,6 +189,17 @@ def test_transformer_takes_over_and_a_query_never_mixes_tiers(
     assert search(stub, "read key value pairs from a settings file").tier == "transformer"
 
 
+def test_the_default_embedding_cache_is_one_per_machine_in_the_model_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.undo()  # the suite gives every test a cache of its own (tests/conftest.py): look at the real default
+    env = {"CODESEARCH_MODEL_CACHE": str(tmp_path / "models")}
+    homes = [Settings.from_env({**env, "CODESEARCH_HOME": str(tmp_path / h)}) for h in ("a", "b")]
+    assert {s.embedding_cache_file() for s in homes} == {tmp_path / "models" / "embeddings.sqlite"}
+    named = Settings.from_env({**env, "CODESEARCH_EMBEDDING_CACHE": str(tmp_path / "mine.sqlite")})
+    assert named.embedding_cache_file() == tmp_path / "mine.sqlite"
+
+
 def test_the_embedding_cache_spares_a_second_home_all_model_work(
     settings: Settings, serve, static_ready, tmp_path: Path
 ) -> None:

@@ -37,7 +37,6 @@ from codesearch.vector.tier_models import SERVICE, shared_embedder, tier_embedde
 
 log = logging.getLogger(__name__)
 
-CACHE_FILE = "embeddings.sqlite"  # the embedding cache in the service's folder, unless configured elsewhere
 QUERY_YIELD_BATCH = 8  # documents per model call in the background: a query waits for at most one of these
 EMBED_BATCH = 64  # chunks per background step: big enough to batch well, small enough to save progress often
 SAVE_INTERVAL_S = (
@@ -59,8 +58,7 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         # The best tier's model: what Embed uses by default and GetVectorStats names first.
         self.embedder = self.embedders[self.tiers[-1]]
         self.model_ids = {tier: emb.model_id for tier, emb in self.embedders.items()}
-        cache_file = Path(settings.embedding_cache) if settings.embedding_cache else self.dir / CACHE_FILE
-        self.cache = EmbeddingCache(cache_file)
+        self.cache = EmbeddingCache(settings.embedding_cache_file())
         self.doc_variant = doc_variant
         self._repos: dict[str, RepoIndex] = {}
         self._repos_lock = threading.Lock()

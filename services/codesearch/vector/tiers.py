@@ -4,9 +4,10 @@
   (~2,000 chunks/s on 2 cores), so semantic search is complete when `codesearch index` returns.
 - `transformer`: the configured sentence-transformers model (MiniLM by default, ~23 chunks/s). Its vectors
   fill in in the background, and it takes over a repository once every chunk of it has one: it wins on held-out
-  repositories (cosine top-10 NDCG@10 0.717 vs 0.672 static over 12 polyglot repositories, issue #16; through
-  `codesearch eval` on 8 held-out polyglot repositories, MiniLM-int8 vs distilled static: semantic 0.797 vs 0.731,
-  auto 0.865 vs 0.852; a teacher-trained static model (static_train.py) 0.761 and 0.867, notes/16.md).
+  repositories in `semantic` (8 held-out polyglot repositories through `codesearch eval`, NDCG@10: MiniLM-int8
+  0.797, distilled static 0.731, static teacher-trained on 9,920 standard-library chunks (static_train.py)
+  0.792), though `auto` there is 0.858 with MiniLM against 0.866 distilled / 0.868 trained static; on the other
+  3 held-out repositories the trained model's `auto` is 0.794 against distilled 0.832 (notes/16.md).
 
 A query is answered from one tier for all the repositories it searches, so every score it returns comes from
 one model: the best tier complete in all of them, else the tier with the most chunks embedded (partial).
