@@ -30,7 +30,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codesearch.common.languages import ProjectHint, detect_language
+from codesearch.common.languages import ProjectHint, detect_language, is_header
 from codesearch.common.walker import read_text_file, walk
 from codesearch.graph.store import (
     DB_NAME,
@@ -73,9 +73,16 @@ def load_repos(root: Path, only: list[str]) -> list[RepoFiles]:
     return out
 
 
+def project_hint(repo: RepoFiles) -> ProjectHint:
+    """What the indexer knows of the project around each file: its file names and its headers' macros."""
+    return ProjectHint.from_paths(p for p, _ in repo.files).with_macros(
+        d for p, d in repo.files if is_header(p)
+    )
+
+
 def index_repo(repo: RepoFiles, db: Path) -> dict[str, object]:
     """Indexes one repository through the indexer's parse and the graph store; returns its figures."""
-    project = ProjectHint.from_paths(p for p, _ in repo.files)
+    project = project_hint(repo)
     graph_files = []
     chunks = 0
     for path, data in repo.files:
@@ -131,7 +138,7 @@ def _two_parse_path(name: str, files: list[tuple[str, bytes]], project: ProjectH
     sent = []
     for path, data in files:
         language = detect_language(path, data, project)
-        parsed = extract(path, language, data)
+        parsed = extract(path, language, data, project.macros)
         lines = data.decode("utf-8", "replace").split("\n")
         chunk_lines(lines, list(parsed.definitions) if parsed else [])
         sent.append((path, language, hashlib.sha256(data).hexdigest(), data))
@@ -169,6 +176,9 @@ if hasattr(indexer, "index_file"):
     from codesearch.v1 import common_pb2
     for repo, files in repos.items():
         project = ProjectHint.from_paths(p for p, _ in files)
+        if hasattr(project, "with_macros"):  # the macro table is built per run, as the indexer builds it
+            from codesearch.common.languages import is_header
+            project = project.with_macros(d for p, d in files if is_header(p))
         sent = [indexer.graph_file(*indexer.index_file(repo, p, d, project)).SerializeToString() for p, d in files]
         inputs_from_update(common_pb2.IndexedFile.FromString(b) for b in sent)
 else:
@@ -272,7 +282,7 @@ def speed(root: Path, only: list[str], rounds: int, baseline: Path | None) -> No
     """Median seconds per file of each path over `rounds` interleaved rounds, and their ratios."""
     repos = load_repos(root, only)
     n_files = sum(len(r.files) for r in repos)
-    hints = {r.name: ProjectHint.from_paths(p for p, _ in r.files) for r in repos}
+    hints = {r.name: project_hint(r) for r in repos}
     old: list[float] = []
     new: list[float] = []
     base: list[float] = []

@@ -141,3 +141,40 @@ def test_a_macro_definition_keeps_its_name() -> None:
     assert kept.startswith(b"#define WARN_UNUSED_RESULT __attribute__")
     e = extract("lib/x.h", "c", src)
     assert e is not None and "__attribute__" not in {d.name for d in e.definitions}
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        # abseil-cpp forms tree-sitter-cpp 0.23.4 has no rule for
+        "namespace a {\nextern template class BigUnsigned<4>;\ntemplate class BigUnsigned<84>;\n"
+        "extern template Status MakeErrorImpl<0>(string_view,\n    SourceLocation);\n}  // namespace a\n",
+        "template <class K = key_type, K* = nullptr>\nvoid f(K k);\n",
+        "struct A {\n  T* allocate(size_t n, const void* = nullptr) { return g(n); }\n};\n",
+        "void swap(A&, A&) = delete;\n",
+        "struct S {\n  enum : uint32_t { kA = 1 };\n};\n",
+        "T f() { return T(typename T::transfer_tag_t{}, g(1)); }\n",
+        "using MemberPtr = int S::*;\nstatic auto pq() -> void (A::*)() { return &A::q; }\n",
+        "void f() { x = b.operator=(b); y = p.operator->(); z = std::declval<T>().operator BitGenRef(); }\n",
+    ],
+)
+def test_cpp_grammar_gaps_parse_clean(src: str) -> None:
+    _clean("cpp", "a.cc", src)
+
+
+def test_cpp_gap_rewrites_keep_definitions_and_length() -> None:
+    src = (
+        b"struct S {\n  S& operator=(const S&) = delete;\n  enum : int32_t { kEmpty = -1 };\n};\n"
+        b"void swap(S&, S&) = delete;\nint Use(S s) { return Helper(typename S::tag{}); }\n"
+    )
+    e = extract("a.cc", "cpp", src)
+    assert e is not None and e.error_count == 0
+    names = {d.name for d in e.definitions}
+    assert {"S", "Use"} <= names
+    assert any(c.callee == "Helper" for c in e.calls)
+    first = next(iter(c_family_retries(src)))
+    assert b"S& operator=(const S&) = delete;" in first  # inside a class the grammar reads it: kept
+    assert b"void swap(S&, S&)         ;" in first
+    for candidate in c_family_retries(src):
+        assert len(candidate) == len(src)
+        assert [i for i, c in enumerate(candidate) if c == 10] == [i for i, c in enumerate(src) if c == 10]

@@ -276,6 +276,58 @@ def blank_macros(source: bytes) -> bytes:
     return _LEADING_MACRO.sub(_blank, _blank_trailing(source))
 
 
+# C++ forms tree-sitter-cpp 0.23.4 (the newest release on PyPI, npm and crates.io) has no rule for, each rewritten
+# in place to a form it has, where what is blanked declares nothing the graph keeps:
+# - an explicit instantiation (`extern template class BigUnsigned<4>;`, `template Status F<0>(string_view);`):
+#   it names a template defined elsewhere; blanked whole.
+_EXPLICIT_INSTANTIATION = re.compile(rb"(?m)^[ \t]*(?:extern[ \t]+)?template[ \t]+(?=[A-Za-z_])[^;{}#]*;")
+# - an unnamed parameter with a default (`template <class K, K* = nullptr>`, `const void* = nullptr`): it gets a
+#   one-letter name, `_`, in the space before `=`.
+_UNNAMED_DEFAULT = re.compile(rb"(?<=[\w>)][*&]) (?==[^=])")
+# - `= delete` outside a class (`void swap(A&, A&) = delete;` on a line of its own at column 0): the declaration
+#   stays, without it. Inside a class the grammar reads it, and the query keeps the deleted member.
+_DELETED = re.compile(rb"(?m)^[^ \t\n][^\n]*\)[ \t]*(= delete);")
+# - an enum with a base and no name (`enum : int32_t {`): the base is blanked, the enumerators stay.
+_UNNAMED_ENUM_BASE = re.compile(rb"(?<=\benum) *: *[\w:]+(?= *\{)")
+# - `typename` in an expression (`T(typename T::tag_t{}, x)`, `typename slot_type::ctor()`): blanked, the
+#   qualified name stays.
+_EXPRESSION_TYPENAME = re.compile(
+    rb"(?:(?<=[(,{])|(?<=[(,{=] )|(?<=return ))typename(?= [\w:]+(?:<[^<>;\n]*>)?::\w+(?:\{|\())"
+)
+# - a pointer to member type (`int S::*`, `void (A::*)()`, `T C::*`): the class is blanked, a pointer stays.
+_MEMBER_POINTER = re.compile(rb"(?<=[ (<,])[A-Za-z_]\w*::\*")
+# - an operator called by name (`x.operator=(y)`, `p.operator->()`, `v.operator BitGenRef()`): the operator
+#   becomes `_`s, an identifier of the same length (the call's name is read from the original bytes).
+_OPERATOR_CALL = re.compile(rb"(?<=[.>]operator)(?:->|=|\+\+|--|\*|\(\)| )(?=[(A-Za-z_:])")
+
+
+def _underscores(match: re.Match[bytes]) -> bytes:
+    return b"_" * len(match.group(0))
+
+
+def _blank_member_class(match: re.Match[bytes]) -> bytes:
+    return _spaces(match.group(0)[:-1]) + b"*"
+
+
+def rewrite_cpp_gaps(source: bytes) -> bytes:
+    """The C++ forms above rewritten in place (same length, newlines kept); passes whose words are absent skipped."""
+    if b"template" in source:
+        source = _EXPLICIT_INSTANTIATION.sub(_blank, source)
+    if b"= nullptr" in source or b"= {}" in source or b"* = " in source or b"& = " in source:
+        source = _UNNAMED_DEFAULT.sub(b"_", source)
+    if b"= delete" in source:
+        source = _DELETED.sub(_blank_group(1), source)
+    if b"enum" in source:
+        source = _UNNAMED_ENUM_BASE.sub(_blank, source)
+    if b"typename" in source:
+        source = _EXPRESSION_TYPENAME.sub(_blank, source)
+    if b"::*" in source:
+        source = _MEMBER_POINTER.sub(_blank_member_class, source)
+    if b"operator" in source:
+        source = _OPERATOR_CALL.sub(_underscores, source)
+    return source
+
+
 def c_family_retries(source: bytes) -> Iterator[bytes]:
     """Candidates, the likeliest first, made as the engine asks for them: it keeps the first clean one, else the
     best, so the bolder one is not even made when the first is clean.
@@ -283,7 +335,7 @@ def c_family_retries(source: bytes) -> Iterator[bytes]:
     Branches alone was clean for only 50 of the 794 curl and abseil-cpp files whose first parse had errors and is
     not tried, which keeps retries at ~1.3 parses per such file.
     """
-    macros = blank_macros(keep_first_branches(source))
+    macros = rewrite_cpp_gaps(blank_macros(keep_first_branches(source)))
     yield macros
     yield _BOLD_MACRO.sub(_blank, macros)
 

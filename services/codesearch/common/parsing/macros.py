@@ -1,0 +1,127 @@
+"""A project's own attribute-like macros, read from its `#define`s, so a parse can see past them.
+
+tree-sitter does not run the preprocessor, so a macro that expands to an attribute or to nothing
+(`ABSL_GUARDED_BY(mu)`, `absl_nullable`, `ABSL_PER_THREAD_TLS_KEYWORD`, `CONSTEXPR_M`) stands where the grammar
+expects a declarator and breaks the statement around it. The project says what each macro is: collect() reads
+every `#define` of the project's headers and keeps the names whose every definition (across `#if` branches) is
+empty or made of attributes, qualifiers and other such macros, and at least one is not empty: a macro that is
+only ever empty is a feature flag, an include guard or a stub for a function compiled out
+(`#define Curl_altsvc_cleanup(x)` beside the real `void Curl_altsvc_cleanup(...)`), not an attribute. MacroTable.blank() then replaces their uses (with
+their arguments, for function-like ones) by spaces, newlines kept, so offsets and lines stay valid. It is a data
+table, not a list of names: what it blanks is what the repository itself defines as nothing but an attribute.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+_DEFINE = re.compile(rb"(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\()?((?:[^\n\\]|\\.|\\\n)*)")
+_COMMENT = re.compile(rb"/\*.*?\*/|//[^\n]*", re.S)
+_PARAMS = re.compile(rb"[^)]*\)")  # a function-like macro's parameter list, after its `(`
+_BALANCED = rb"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"  # arguments, two levels of nested parentheses
+# What an attribute-like body may hold: attributes, declaration qualifiers and storage keywords. Each expands to
+# nothing the graph reads (no name, no call, no type a definition needs).
+_ATTRIBUTE_TOKEN = re.compile(
+    rb"\s*(?:__attribute__\s*\(" + _BALANCED + rb"\)|\[\[[^\[\]]*\]\]|__declspec\s*\([^()]*\)"
+    rb"|alignas\s*\([^()]*\)"
+    rb"|(?:_Nullable|_Nonnull|_Null_unspecified|__restrict__|__restrict|__thread|thread_local|constexpr|inline"
+    rb"|__inline__|__inline|__forceinline|noexcept|volatile)\b)"
+)
+_NAME = re.compile(rb"\s*([A-Za-z_]\w*)\s*(?:" + _BALANCED + rb")?")
+_IDENTIFIER = re.compile(rb"[A-Za-z_]\w*")
+_DIRECTIVE_LINES = re.compile(rb"(?m)^[ \t]*#(?:[^\n\\]|\\.|\\\n)*")  # with its continuation lines
+# A name that reads as a macro (`ABSL_GUARDED_BY`, `absl_nullable`, `CONSTEXPR_M`, `NOMINMAX`): a test file's
+# `#define x` or `#define inline` must not blank every `x` of the project.
+_MACRO_NAME = re.compile(rb"[A-Za-z]\w*_\w*|[A-Z][A-Z0-9]{2,}")
+
+
+def _spaces(data: bytes) -> bytes:
+    return bytes(10 if b == 10 else 32 for b in data)
+
+
+def _attribute_like(body: bytes, known: set[bytes]) -> bool:
+    """Whether a macro body is empty or only attributes, qualifiers and names already known to be such macros."""
+    at = 0
+    while body[at:].strip():
+        token = _ATTRIBUTE_TOKEN.match(body, at)
+        if token is None:
+            token = _NAME.match(body, at)
+            if token is None or token.group(1) not in known:
+                return False
+        at = token.end()
+    return True
+
+
+@dataclass(frozen=True)
+class MacroTable:
+    """Names of the project's attribute-like macros: `objects` stand alone, `functions` take arguments."""
+
+    objects: frozenset[bytes] = frozenset()
+    functions: frozenset[bytes] = frozenset()
+
+    def __bool__(self) -> bool:
+        return bool(self.objects or self.functions)
+
+    def blank(self, source: bytes) -> bytes:
+        """`source` with every use of a table macro (outside `#` lines) replaced by spaces, newlines kept."""
+        present = frozenset(_IDENTIFIER.findall(source)).intersection(self.objects | self.functions)
+        if not present:
+            return source
+        directives = [m.span() for m in _DIRECTIVE_LINES.finditer(source)]
+        starts = [start for start, _ in directives]
+
+        def blank_outside_directives(match: re.Match[bytes]) -> bytes:
+            # a `#define` body keeps its macros (a blanked continuation line ends the directive early)
+            i = bisect.bisect_right(starts, match.start()) - 1
+            inside = i >= 0 and match.start() < directives[i][1]
+            return match.group(0) if inside else _spaces(match.group(0))
+
+        return self._pattern(present).sub(blank_outside_directives, source)
+
+    def _pattern(self, present: frozenset[bytes]) -> re.Pattern[bytes]:
+        alternatives = []
+        functions = sorted(present & self.functions, key=len, reverse=True)
+        objects = sorted(present & self.objects, key=len, reverse=True)
+        if functions:  # longest first, so `ABSL_X_Y` is not read as `ABSL_X`
+            alternatives.append(b"(?:" + b"|".join(map(re.escape, functions)) + rb")\s*" + _BALANCED)
+        if objects:
+            alternatives.append(b"(?:" + b"|".join(map(re.escape, objects)) + rb")\b")
+        # A word boundary on both sides; re's own cache keeps the pattern for files that use the same macros.
+        return re.compile(rb"(?<![\w#])(?:" + b"|".join(alternatives) + b")")
+
+
+def collect(sources: Iterable[bytes]) -> MacroTable:
+    """The attribute-like macros the given files define (a project's headers)."""
+    definitions: dict[bytes, list[tuple[bool, bytes]]] = {}
+    for source in sources:
+        if b"define" not in source:
+            continue
+        for m in _DEFINE.finditer(source):
+            rest = m.group(3)
+            function_like = m.group(2) is not None
+            if function_like:
+                params = _PARAMS.match(rest)
+                if params is None:
+                    continue
+                rest = rest[params.end() :]
+            body = _COMMENT.sub(b" ", rest.replace(b"\\\n", b" ")).strip()
+            if _MACRO_NAME.fullmatch(m.group(1)):
+                definitions.setdefault(m.group(1), []).append((function_like, body))
+    known: set[bytes] = set()
+    grew = True
+    while grew:  # a macro defined as other such macros (`#define A B C`) joins once they are known
+        grew = False
+        for name, bodies in definitions.items():
+            if (
+                name not in known
+                and any(bodies_ := [body for _, body in bodies])
+                and all(_attribute_like(body, known) for body in bodies_)
+            ):
+                known.add(name)
+                grew = True
+    functions = {name for name in known if all(function_like for function_like, _ in definitions[name])}
+    objects = {name for name in known if not any(function_like for function_like, _ in definitions[name])}
+    return MacroTable(objects=frozenset(objects), functions=frozenset(functions))
