@@ -67,3 +67,25 @@ def test_a_compiled_out_stub_does_not_blank_the_function() -> None:
     src = b"void Curl_altsvc_cleanup(struct altsvcinfo **asi)\n{\n  free(*asi);\n}\nint f(void) { return ) ; }\n"
     table = collect(HEADERS)
     assert table.blank(src) == src
+
+
+def test_pasting_macros_become_one_identifier() -> None:
+    headers = [b"#define ElfW(x) __ElfN(x)\n", b"#define fileno(x) _fileno(x)\n"]
+    table = collect(headers)
+    assert table.pastes == {b"ElfW"}  # `_fileno` is a function: `fileno(fp)` stays a call
+    src = b"int ElfBind(const ElfW(Sym) *symbol) { return bind(symbol->st_info); }\nint g(FILE *fp) { return fileno(fp); }\n"
+    assert table.blank(src).startswith(b"int ElfBind(const ElfW_Sym_ *symbol)")
+    assert extract("a.cc", "cpp", src).error_count > 0
+    e = extract("a.cc", "cpp", src, table)
+    assert e is not None and e.error_count == 0
+    assert {"ElfBind", "g"} <= {d.name for d in e.definitions}
+    assert {"bind", "fileno"} <= {c.callee for c in e.calls}
+
+
+def test_a_files_own_defines_count_too() -> None:
+    src = (
+        b"#define C(x) 0x##x##ULL\nstatic const uint64_t k[] = {C(541150e87f415e96), C(1aef0d24b3148a1a)};\n"
+    )
+    e = extract("city_test.cc", "cpp", src)
+    assert e is not None and e.error_count == 0
+    assert not any(c.callee == "C" for c in e.calls)

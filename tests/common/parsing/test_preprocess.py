@@ -156,6 +156,17 @@ def test_a_macro_definition_keeps_its_name() -> None:
         "T f() { return T(typename T::transfer_tag_t{}, g(1)); }\n",
         "using MemberPtr = int S::*;\nstatic auto pq() -> void (A::*)() { return &A::q; }\n",
         "void f() { x = b.operator=(b); y = p.operator->(); z = std::declval<T>().operator BitGenRef(); }\n",
+        "void f(const Status& s, std::vector<int> lines = {},\n       int b = {1}) {}\n",
+        "void f() {\n  placed->~ThrowingValue<>();\n  node->Node::~Node();\n  x.~T();\n}\n",
+        "struct I {\n  I operator++(int) {\n    I tmp = *this;\n    operator++();\n    return tmp;\n  }\n};\n",
+        'void f() { printf("0x%016" PRIx64 ", ", h); g("n %" PRIu32, x); }\n',
+        "struct D : Base {\n  using typename Base::pointer;\n};\n",
+        "void f() {\n  g(a,\n    typename Traits::propagate_on_container_swap{});\n"
+        "  using type = decltype(+typename std::underlying_type<T>::type());\n}\n",
+        "class M : public Sink {\n  MOCK_METHOD(int, period, (), (const, noexcept));\n"
+        "  MOCK_METHOD(void, Log,\n              (absl::LogSeverity severity, const std::string& msg));\n};\n",
+        "BENCHMARK_TEMPLATE(BM_bit_width, uint8_t)->Range(1, 1 << 20);\n"
+        "BENCHMARK_TEMPLATE(BM_FixedArray, char, absl::kFixedArrayUseDefault)\n    ->Range(0, 1 << 16);\n",
     ],
 )
 def test_cpp_grammar_gaps_parse_clean(src: str) -> None:
@@ -178,3 +189,11 @@ def test_cpp_gap_rewrites_keep_definitions_and_length() -> None:
     for candidate in c_family_retries(src):
         assert len(candidate) == len(src)
         assert [i for i, c in enumerate(candidate) if c == 10] == [i for i, c in enumerate(src) if c == 10]
+
+
+def test_member_macro_rule_leaves_calls_with_grouped_arguments() -> None:
+    src = (
+        b'void f(void)\n{\n  CURL_TRC_CF(data, cf, "[%d] header", id,\n              (int)namelen, name);\n'
+        b"  EXPECT_EQ(2, (RangeSize<FakeUrbg<uint8_t, 0, 1>>()));\n}\n"
+    )
+    assert blank_macros(src) == src

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
-from codesearch.common.parsing.macros import MacroTable
+from codesearch.common.parsing.macros import MacroTable, collect
 from codesearch.common.parsing.model import CONTAINER_KINDS, CallSite, Definition, Extraction, ImportRef
 
 MAX_AVG_LINE_BYTES = 1000  # average line longer than this means minified or generated: skip call extraction
@@ -120,13 +120,17 @@ class _Open:
 def run(spec: LanguageSpec, path: str, source: bytes, macros: MacroTable | None = None) -> Extraction:
     """Parses `source` and applies the spec. Never raises on bad input: tree-sitter recovers from errors.
 
-    `macros`: the project's attribute-like macros, blanked in the recover candidates of a preprocessed language.
+    `macros`: the project's macro table (macros.py), applied with the file's own to the recover candidates of a
+    preprocessed language.
     """
     tree = spec.parser().parse(source)
     if tree.root_node.has_error and spec.recover is not None:
         errors = count_errors(tree.root_node)
         tried = {source}
-        base = macros.blank(source) if macros and spec.preprocessed else source
+        base = source
+        if spec.preprocessed:  # the project's macros and the file's own (`#define C(x) 0x##x##ULL` in a test)
+            own = collect([source])
+            base = (macros | own if macros else own).blank(source)
         for retry in spec.recover(base):
             if retry in tried:
                 continue

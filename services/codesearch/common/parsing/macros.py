@@ -32,6 +32,8 @@ _ATTRIBUTE_TOKEN = re.compile(
 )
 _NAME = re.compile(rb"\s*([A-Za-z_]\w*)\s*(?:" + _BALANCED + rb")?")
 _IDENTIFIER = re.compile(rb"[A-Za-z_]\w*")
+_PASTE_BODY = re.compile(rb"\w*(?:\s*##\s*\w+)+")  # `0x##x##ULL`, `Elf64_##x`
+_FORWARD_BODY = re.compile(rb"([A-Za-z_]\w*)\(\s*\w+\s*\)")  # `__ElfN(x)`
 _DIRECTIVE_LINES = re.compile(rb"(?m)^[ \t]*#(?:[^\n\\]|\\.|\\\n)*")  # with its continuation lines
 # A name that reads as a macro (`ABSL_GUARDED_BY`, `absl_nullable`, `CONSTEXPR_M`, `NOMINMAX`): a test file's
 # `#define x` or `#define inline` must not blank every `x` of the project.
@@ -57,34 +59,52 @@ def _attribute_like(body: bytes, known: set[bytes]) -> bool:
 
 @dataclass(frozen=True)
 class MacroTable:
-    """Names of the project's attribute-like macros: `objects` stand alone, `functions` take arguments."""
+    """The project's macros a parse can see past: attribute-like `objects` (standalone) and `functions` (with
+    arguments) are blanked; `pastes` build one identifier from their argument (`#define ElfW(x) __ElfN(x)`,
+    `#define C(x) 0x##x##ULL`), so `ElfW(Sym)` becomes the identifier `ElfW_Sym_`, a type or a value as the
+    place needs, where the grammar cannot read a call."""
 
     objects: frozenset[bytes] = frozenset()
     functions: frozenset[bytes] = frozenset()
+    pastes: frozenset[bytes] = frozenset()
 
     def __bool__(self) -> bool:
-        return bool(self.objects or self.functions)
+        return bool(self.objects or self.functions or self.pastes)
+
+    def __or__(self, other: MacroTable) -> MacroTable:
+        return MacroTable(
+            self.objects | other.objects, self.functions | other.functions, self.pastes | other.pastes
+        )
 
     def blank(self, source: bytes) -> bytes:
-        """`source` with every use of a table macro (outside `#` lines) replaced by spaces, newlines kept."""
-        present = frozenset(_IDENTIFIER.findall(source)).intersection(self.objects | self.functions)
+        """`source` with every use of a table macro (outside `#` lines) replaced in place, newlines kept."""
+        present = frozenset(_IDENTIFIER.findall(source)).intersection(
+            self.objects | self.functions | self.pastes
+        )
         if not present:
             return source
         directives = [m.span() for m in _DIRECTIVE_LINES.finditer(source)]
         starts = [start for start, _ in directives]
 
-        def blank_outside_directives(match: re.Match[bytes]) -> bytes:
+        def replace_outside_directives(match: re.Match[bytes]) -> bytes:
             # a `#define` body keeps its macros (a blanked continuation line ends the directive early)
             i = bisect.bisect_right(starts, match.start()) - 1
-            inside = i >= 0 and match.start() < directives[i][1]
-            return match.group(0) if inside else _spaces(match.group(0))
+            if i >= 0 and match.start() < directives[i][1]:
+                return match.group(0)
+            paste = match.groupdict().get("paste")
+            if paste:  # `ElfW(Sym)` -> `ElfW_Sym_`
+                return paste + b"_" + match.group("word") + b"_"
+            return _spaces(match.group(0))
 
-        return self._pattern(present).sub(blank_outside_directives, source)
+        return self._pattern(present).sub(replace_outside_directives, source)
 
     def _pattern(self, present: frozenset[bytes]) -> re.Pattern[bytes]:
         alternatives = []
+        pastes = sorted(present & self.pastes, key=len, reverse=True)
         functions = sorted(present & self.functions, key=len, reverse=True)
         objects = sorted(present & self.objects, key=len, reverse=True)
+        if pastes:
+            alternatives.append(rb"(?P<paste>" + b"|".join(map(re.escape, pastes)) + rb")\((?P<word>\w+)\)")
         if functions:  # longest first, so `ABSL_X_Y` is not read as `ABSL_X`
             alternatives.append(b"(?:" + b"|".join(map(re.escape, functions)) + rb")\s*" + _BALANCED)
         if objects:
@@ -93,8 +113,21 @@ class MacroTable:
         return re.compile(rb"(?<![\w#])(?:" + b"|".join(alternatives) + b")")
 
 
+def _paste_like(body: bytes, pastes: set[bytes], defined: dict[bytes, list[tuple[bool, bytes]]]) -> bool:
+    """A body that makes one token of its argument: a paste (`0x##x##ULL`), or a one-argument call of a paste or
+    of a reserved-name (`__`) macro the project does not define (`__ElfN(x)`, from the system's <link.h>; not
+    `_fileno(x)`, a function)."""
+    if _PASTE_BODY.fullmatch(body):
+        return True
+    call = _FORWARD_BODY.fullmatch(body)
+    if call is None:
+        return False
+    callee = call.group(1)
+    return callee in pastes or (callee.startswith(b"__") and callee not in defined)
+
+
 def collect(sources: Iterable[bytes]) -> MacroTable:
-    """The attribute-like macros the given files define (a project's headers)."""
+    """The attribute-like and pasting macros the given files define (a project's headers, or one file)."""
     definitions: dict[bytes, list[tuple[bool, bytes]]] = {}
     for source in sources:
         if b"define" not in source:
@@ -108,20 +141,26 @@ def collect(sources: Iterable[bytes]) -> MacroTable:
                     continue
                 rest = rest[params.end() :]
             body = _COMMENT.sub(b" ", rest.replace(b"\\\n", b" ")).strip()
-            if _MACRO_NAME.fullmatch(m.group(1)):
-                definitions.setdefault(m.group(1), []).append((function_like, body))
+            definitions.setdefault(m.group(1), []).append((function_like, body))
     known: set[bytes] = set()
+    pastes: set[bytes] = set()
     grew = True
     while grew:  # a macro defined as other such macros (`#define A B C`) joins once they are known
         grew = False
         for name, bodies in definitions.items():
-            if (
-                name not in known
-                and any(bodies_ := [body for _, body in bodies])
-                and all(_attribute_like(body, known) for body in bodies_)
-            ):
+            texts = [body for _, body in bodies]
+            attribute = _MACRO_NAME.fullmatch(name) and any(texts)
+            if name not in known and attribute and all(_attribute_like(body, known) for body in texts):
                 known.add(name)
+                grew = True
+            function_like = all(function_like for function_like, _ in bodies)
+            if (
+                name not in pastes
+                and function_like
+                and all(_paste_like(b, pastes, definitions) for b in texts)
+            ):
+                pastes.add(name)
                 grew = True
     functions = {name for name in known if all(function_like for function_like, _ in definitions[name])}
     objects = {name for name in known if not any(function_like for function_like, _ in definitions[name])}
-    return MacroTable(objects=frozenset(objects), functions=frozenset(functions))
+    return MacroTable(objects=frozenset(objects), functions=frozenset(functions), pastes=frozenset(pastes))

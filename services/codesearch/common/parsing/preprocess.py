@@ -102,7 +102,26 @@ _VA_ARG = re.compile(rb"\bva_arg\([^,()\n]+,([^()\n]+)\)")
 _EMPTY_ARGUMENTS = re.compile(rb",(?=[ \t]*[,)])")
 # A macro invocation statement at column 0 whose arguments are not expressions (`ABSL_FLAG(int, n, 1, "doc");`,
 # `ABSL_DECLARE_FLAG(bool, v);`): at file or namespace level it can only be a macro, so it is blanked whole.
-_TOP_LEVEL_INVOCATION = re.compile(rb"(?m)^" + _UPPER_MACRO + rb"\((?:[^;{}()]|\([^;{}()]*\))*\);[ \t]*$")
+# Also with a call chain (`BENCHMARK_TEMPLATE(BM_f, int)->Range(0, 1 << 16);`) and over several lines.
+_INVOCATION_ARGS = rb"\((?:[^;{}()]|\((?:[^;{}()]|\([^;{}()]*\))*\))*\)"
+_TOP_LEVEL_INVOCATION = re.compile(
+    rb"(?m)^"
+    + _UPPER_MACRO
+    + _INVOCATION_ARGS
+    + rb"(?:\s*(?:->|\.)\s*\w+"
+    + _INVOCATION_ARGS
+    + rb")*;[ \t]*$"
+)
+# A member-level macro with a parenthesized list as a whole argument (gMock's `MOCK_METHOD(int, f, (), (const));`):
+# a signature, not an expression; blanked whole. The lists end the arguments and hold no calls: not a cast or a
+# grouped operand (`f(a, (int)n)`, `EXPECT_EQ(2, (RangeSize<U>()))`).
+_MEMBER_MACRO = re.compile(
+    rb"(?m)^[ \t]+"
+    + _UPPER_MACRO
+    + rb"(?=\((?:[^;{}()\"]|\([^;{}()\"]*\))*,\s*\([^;{}()]*\)\s*(?:,\s*\([^;{}()]*\)\s*)?\);)"
+    + _INVOCATION_ARGS
+    + rb";[ \t]*$"
+)
 # An object-like macro the file itself defines as nothing or as a qualifier (`#define vqualifier volatile`).
 _QUALIFIER_DEFINE = re.compile(
     rb"(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]*(?:volatile|const|static|inline|extern)?[ \t]*(?://.*|/\*.*)?$"
@@ -257,8 +276,10 @@ def keep_first_branches(source: bytes) -> bytes:
 
 def blank_macros(source: bytes) -> bytes:
     """Blanks macro lines, attribute-like macros, wrapped declarations and the other forms above."""
+    source = _TOP_LEVEL_INVOCATION.sub(_blank, source)  # before the macro lines: it may continue past one
     source = _MACRO_LINE.sub(_blank_macro_line(source), source)
-    source = _TOP_LEVEL_INVOCATION.sub(_blank, source)
+    if b", (" in source:
+        source = _MEMBER_MACRO.sub(_blank, source)
     if any(word in source for word in _CALLING_CONVENTION_WORDS):  # a pass costs ~0.1 s per MB: skip it
         source = _CALLING_CONVENTION.sub(_blank, source)  # where the file holds none of its words
     source = _WRAPPED_DECLARATION.sub(_unwrap_declaration, source)
@@ -292,8 +313,19 @@ _UNNAMED_ENUM_BASE = re.compile(rb"(?<=\benum) *: *[\w:]+(?= *\{)")
 # - `typename` in an expression (`T(typename T::tag_t{}, x)`, `typename slot_type::ctor()`): blanked, the
 #   qualified name stays.
 _EXPRESSION_TYPENAME = re.compile(
-    rb"(?:(?<=[(,{])|(?<=[(,{=] )|(?<=return ))typename(?= [\w:]+(?:<[^<>;\n]*>)?::\w+(?:\{|\())"
+    rb"(?:[(,{=+]|\breturn)\s*(typename)(?=\s[\w:]+(?:<(?:[^<>;]|<[^<>;]*>)*>)?::\w+(?:\{|\())"
 )
+# - `using typename Base::x;`: the keyword is blanked.
+_USING_TYPENAME = re.compile(rb"(?<=\busing )typename(?= )")
+# - a brace default of a parameter (`std::vector<int> lines = {}`, `T t = {1}`): `{}` becomes `0 `, `{x}` `(x)`.
+_BRACE_DEFAULT = re.compile(rb"(?<=\w = )\{([^{}()\n;]*)\}(?=\s*[,)])")
+# - a destructor called by name (`p->~T<>()`, `node->Node::~Node()`, `x.~T()`): the `~` is blanked.
+_DESTRUCTOR_CALL = re.compile(rb"(?:(?<=\.)|(?<=->))(?:\w+::)?(~)(?=\w)")
+# - an operator called as a statement (`operator++();` in an iterator's postfix form).
+_OPERATOR_STATEMENT = re.compile(rb"(?m)(?<=^)([ \t]+operator)(\+\+|--)(?=\(\);)")
+# - a macro pasted to a string literal (`"%016" PRIx64 ", "`, `"node %" PRIu32, x`): no identifier may follow a
+#   string literal in C or C++, so it can only be a macro that expands to one; blanked.
+_STRING_MACRO = re.compile(rb'(?<=" )[A-Za-z_]\w*(?=[ \t]*["),])')
 # - a pointer to member type (`int S::*`, `void (A::*)()`, `T C::*`): the class is blanked, a pointer stays.
 _MEMBER_POINTER = re.compile(rb"(?<=[ (<,])[A-Za-z_]\w*::\*")
 # - an operator called by name (`x.operator=(y)`, `p.operator->()`, `v.operator BitGenRef()`): the operator
@@ -303,6 +335,11 @@ _OPERATOR_CALL = re.compile(rb"(?<=[.>]operator)(?:->|=|\+\+|--|\*|\(\)| )(?=[(A
 
 def _underscores(match: re.Match[bytes]) -> bytes:
     return b"_" * len(match.group(0))
+
+
+def _brace_default(match: re.Match[bytes]) -> bytes:
+    inner = match.group(1)
+    return b"(" + inner + b")" if inner.strip() else b"0" + _spaces(inner) + b" "
 
 
 def _blank_member_class(match: re.Match[bytes]) -> bytes:
@@ -320,11 +357,19 @@ def rewrite_cpp_gaps(source: bytes) -> bytes:
     if b"enum" in source:
         source = _UNNAMED_ENUM_BASE.sub(_blank, source)
     if b"typename" in source:
-        source = _EXPRESSION_TYPENAME.sub(_blank, source)
+        source = _EXPRESSION_TYPENAME.sub(_blank_group(1), source)
+        source = _USING_TYPENAME.sub(_blank, source)
+    if b"{" in source:
+        source = _BRACE_DEFAULT.sub(_brace_default, source)
+    if b"~" in source:
+        source = _DESTRUCTOR_CALL.sub(_blank_group(1), source)
+    if b'" ' in source:
+        source = _STRING_MACRO.sub(_blank, source)
     if b"::*" in source:
         source = _MEMBER_POINTER.sub(_blank_member_class, source)
     if b"operator" in source:
         source = _OPERATOR_CALL.sub(_underscores, source)
+        source = _OPERATOR_STATEMENT.sub(lambda m: m.group(1) + b"__", source)
     return source
 
 
