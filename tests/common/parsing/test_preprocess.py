@@ -165,6 +165,10 @@ def test_a_macro_definition_keeps_its_name() -> None:
         "  using type = decltype(+typename std::underlying_type<T>::type());\n}\n",
         "class M : public Sink {\n  MOCK_METHOD(int, period, (), (const, noexcept));\n"
         "  MOCK_METHOD(void, Log,\n              (absl::LogSeverity severity, const std::string& msg));\n};\n",
+        "bool g() { return (object->*condition_method_pointer)(); }\n",
+        "struct S {\n  uint8_t : 0;  // pad\n  int a : 3;\n};\n",
+        "template <typename Arg, typename Callback = void()>\nclass C {};\n",
+        "void f() {\n  const Transition& last(transitions_.back());\n  g(last);\n}\n",
         "BENCHMARK_TEMPLATE(BM_bit_width, uint8_t)->Range(1, 1 << 20);\n"
         "BENCHMARK_TEMPLATE(BM_FixedArray, char, absl::kFixedArrayUseDefault)\n    ->Range(0, 1 << 16);\n",
     ],

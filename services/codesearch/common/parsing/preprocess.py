@@ -333,6 +333,17 @@ _MEMBER_POINTER = re.compile(rb"(?<=[ (<,])[A-Za-z_]\w*::\*")
 _OPERATOR_CALL = re.compile(rb"(?<=[.>]operator)(?:->|=|\+\+|--|\*|\(\)| )(?=[(A-Za-z_:])")
 
 
+# - a pointer-to-member access (`(obj->*F)(args)`, `(o.*pm)()`): the `*` is blanked, a member access stays.
+_MEMBER_POINTER_ACCESS = re.compile(rb"(?:(?<=->)|(?<=[A-Za-z_)\]]\.))\*(?=[A-Za-z_(])")  # not `1.*x`
+# - an unnamed bit-field (`uint8_t : 0;`): it gets the name `_` (` : 0;` becomes ` _:0;`).
+_UNNAMED_BITFIELD = re.compile(rb"(?m)(?<=^)([ \t]+[\w:]+) : (\d+);")
+# - a function type as a template argument's default (`typename Callback = void()`): its `()` is blanked.
+_FUNCTION_TYPE_DEFAULT = re.compile(rb"(?<=[ \t]=[ \t])(?:void|bool|int)(\(\))(?=[ \t]*[,>])")
+# - a reference initialized with parentheses (`const Transition& last(transitions_.back());`), which the grammar
+#   takes for a function declaration: the parentheses become braces, an initializer it reads.
+_PAREN_REFERENCE_INIT = re.compile(rb"(?m)^([ \t]+const [\w:<>]+& \w+)\(([^;()\n]*(?:\.|->)\w+\(\))\);$")
+
+
 def _underscores(match: re.Match[bytes]) -> bytes:
     return b"_" * len(match.group(0))
 
@@ -367,6 +378,14 @@ def rewrite_cpp_gaps(source: bytes) -> bytes:
         source = _STRING_MACRO.sub(_blank, source)
     if b"::*" in source:
         source = _MEMBER_POINTER.sub(_blank_member_class, source)
+    if b"->*" in source or b".*" in source:
+        source = _MEMBER_POINTER_ACCESS.sub(b" ", source)
+    if b" : " in source:
+        source = _UNNAMED_BITFIELD.sub(lambda m: m.group(1) + b" _:" + m.group(2) + b";", source)
+    if b"()" in source:
+        source = _FUNCTION_TYPE_DEFAULT.sub(_blank_group(1), source)
+    if b"& " in source:
+        source = _PAREN_REFERENCE_INIT.sub(lambda m: m.group(1) + b"{" + m.group(2) + b"};", source)
     if b"operator" in source:
         source = _OPERATOR_CALL.sub(_underscores, source)
         source = _OPERATOR_STATEMENT.sub(lambda m: m.group(1) + b"__", source)
