@@ -18,6 +18,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from codesearch.common.parsing.blanking import spaces
+
 _DEFINE = re.compile(rb"(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\()?((?:[^\n\\]|\\.|\\\n)*)")
 _COMMENT = re.compile(rb"/\*.*?\*/|//[^\n]*", re.S)
 _PARAMS = re.compile(rb"[^)]*\)")  # a function-like macro's parameter list, after its `(`
@@ -38,10 +40,6 @@ _DIRECTIVE_LINES = re.compile(rb"(?m)^[ \t]*#(?:[^\n\\]|\\.|\\\n)*")  # with its
 # A name that reads as a macro (`ABSL_GUARDED_BY`, `absl_nullable`, `CONSTEXPR_M`, `NOMINMAX`): a test file's
 # `#define x` or `#define inline` must not blank every `x` of the project.
 _MACRO_NAME = re.compile(rb"[A-Za-z]\w*_\w*|[A-Z][A-Z0-9]{2,}")
-
-
-def _spaces(data: bytes) -> bytes:
-    return bytes(10 if b == 10 else 32 for b in data)
 
 
 def _attribute_like(body: bytes, known: set[bytes]) -> bool:
@@ -94,7 +92,7 @@ class MacroTable:
             paste = match.groupdict().get("paste")
             if paste:  # `ElfW(Sym)` -> `ElfW_Sym_`
                 return paste + b"_" + match.group("word") + b"_"
-            return _spaces(match.group(0))
+            return spaces(match.group(0))
 
         return self._pattern(present).sub(replace_outside_directives, source)
 
