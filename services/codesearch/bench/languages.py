@@ -3,6 +3,7 @@
 python -m codesearch.bench.languages polyglot [--root ../shared/eval/polyglot] [--repos a,b]
     per repository: files, files with parse errors, definitions, call edges, import edges, chunks, per language
 python -m codesearch.bench.languages speed [--root ...] [--repos a,b] [--rounds 3] [--baseline OLD/services]
+        [--clock wall|cpu]
     per-file indexing time of the one-parse path against the two-parse path it replaced, same run, as a ratio;
     with --baseline (a `services` folder of an older checkout, e.g. from `git archive`), also against that code's
     own path (its chunker's parse plus its graph leg's parse), run in a subprocess between the rounds
@@ -30,7 +31,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codesearch.common.languages import ProjectHint, detect_language
+from codesearch.common.languages import ProjectHint, detect_language, is_header
 from codesearch.common.walker import read_text_file, walk
 from codesearch.graph.store import (
     DB_NAME,
@@ -73,9 +74,16 @@ def load_repos(root: Path, only: list[str]) -> list[RepoFiles]:
     return out
 
 
+def project_hint(repo: RepoFiles) -> ProjectHint:
+    """What the indexer knows of the project around each file: its file names and its headers' macros."""
+    return ProjectHint.from_paths(p for p, _ in repo.files).with_macros(
+        d for p, d in repo.files if is_header(p)
+    )
+
+
 def index_repo(repo: RepoFiles, db: Path) -> dict[str, object]:
     """Indexes one repository through the indexer's parse and the graph store; returns its figures."""
-    project = ProjectHint.from_paths(p for p, _ in repo.files)
+    project = project_hint(repo)
     graph_files = []
     chunks = 0
     for path, data in repo.files:
@@ -131,7 +139,7 @@ def _two_parse_path(name: str, files: list[tuple[str, bytes]], project: ProjectH
     sent = []
     for path, data in files:
         language = detect_language(path, data, project)
-        parsed = extract(path, language, data)
+        parsed = extract(path, language, data, project.macros)
         lines = data.decode("utf-8", "replace").split("\n")
         chunk_lines(lines, list(parsed.definitions) if parsed else [])
         sent.append((path, language, hashlib.sha256(data).hexdigest(), data))
@@ -169,6 +177,9 @@ if hasattr(indexer, "index_file"):
     from codesearch.v1 import common_pb2
     for repo, files in repos.items():
         project = ProjectHint.from_paths(p for p, _ in files)
+        if hasattr(project, "with_macros"):  # the macro table is built per run, as the indexer builds it
+            from codesearch.common.languages import is_header
+            project = project.with_macros(d for p, d in files if is_header(p))
         sent = [indexer.graph_file(*indexer.index_file(repo, p, d, project)).SerializeToString() for p, d in files]
         inputs_from_update(common_pb2.IndexedFile.FromString(b) for b in sent)
 else:
@@ -254,11 +265,12 @@ def symbols(root: Path, only: list[str], baseline: Path | None) -> None:
         print(f"{lang:12} {n:7d}  " + "  ".join(f"{c:>22}" for c in cells))
 
 
-def _baseline_seconds_per_file(baseline: Path, repos: list[RepoFiles]) -> float:
+def _baseline_seconds_per_file(baseline: Path, repos: list[RepoFiles], clock: str = "wall") -> float:
     listing = json.dumps([(r.name, p, str(r.root / p)) for r in repos for p, _ in r.files])
     env = {**os.environ, "PYTHONPATH": str(baseline)}
+    script = _BASELINE_SCRIPT if clock == "wall" else _BASELINE_SCRIPT.replace("perf_counter", "process_time")
     done = subprocess.run(
-        [sys.executable, "-c", _BASELINE_SCRIPT],
+        [sys.executable, "-c", script],
         input=listing,
         capture_output=True,
         text=True,
@@ -268,11 +280,13 @@ def _baseline_seconds_per_file(baseline: Path, repos: list[RepoFiles]) -> float:
     return float(done.stdout.strip().splitlines()[-1])
 
 
-def speed(root: Path, only: list[str], rounds: int, baseline: Path | None) -> None:
-    """Median seconds per file of each path over `rounds` interleaved rounds, and their ratios."""
+def speed(root: Path, only: list[str], rounds: int, baseline: Path | None, clock: str = "wall") -> None:
+    """Median seconds per file of each path over `rounds` interleaved rounds, and their ratios. `clock="cpu"`
+    times the baseline comparison in CPU seconds of its process (on a machine shared with other jobs the wall
+    clock of one round swung 0.95-1.74x against the next, the same code on both sides)."""
     repos = load_repos(root, only)
     n_files = sum(len(r.files) for r in repos)
-    hints = {r.name: ProjectHint.from_paths(p for p, _ in r.files) for r in repos}
+    hints = {r.name: project_hint(r) for r in repos}
     old: list[float] = []
     new: list[float] = []
     base: list[float] = []
@@ -284,8 +298,8 @@ def speed(root: Path, only: list[str], rounds: int, baseline: Path | None) -> No
                 path_fn(r.name, r.files, hints[r.name])
             times.append((time.perf_counter() - t0) / max(1, n_files))
         if baseline is not None:  # both checkouts through the same script, alternating, in fresh processes
-            here.append(_baseline_seconds_per_file(THIS_SERVICES, repos))
-            base.append(_baseline_seconds_per_file(baseline, repos))
+            here.append(_baseline_seconds_per_file(THIS_SERVICES, repos, clock))
+            base.append(_baseline_seconds_per_file(baseline, repos, clock))
     o, n = statistics.median(old), statistics.median(new)
     print(f"{n_files} files in {len(repos)} repositories, {rounds} rounds (median)")
     print(f"two parses (chunker + graph leg), this code: {o * 1e3:.3f} ms/file")
@@ -293,7 +307,7 @@ def speed(root: Path, only: list[str], rounds: int, baseline: Path | None) -> No
     print(f"ratio one/two parses: {n / o:.3f}")
     if base:
         b = statistics.median(base)
-        print(f"the baseline checkout's own path ({baseline}): {b * 1e3:.3f} ms/file")
+        print(f"the baseline checkout's own path ({baseline}, {clock} clock): {b * 1e3:.3f} ms/file")
         h = statistics.median(here)
         print(f"this code through the same script:  {h * 1e3:.3f} ms/file")
         print(
@@ -371,6 +385,12 @@ def main() -> None:
     ap.add_argument(
         "--baseline", type=Path, default=None, help="speed: a `services` folder of an older checkout"
     )
+    ap.add_argument(
+        "--clock",
+        choices=["wall", "cpu"],
+        default="wall",
+        help="speed: how the --baseline comparison is timed",
+    )
     args = ap.parse_args()
     only = [r for r in args.repos.split(",") if r]
     if args.command == "polyglot":
@@ -380,7 +400,7 @@ def main() -> None:
     elif args.command == "symbols":
         symbols(args.root.resolve(), only, args.baseline)
     else:
-        speed(args.root.resolve(), only, args.rounds, args.baseline)
+        speed(args.root.resolve(), only, args.rounds, args.baseline, args.clock)
 
 
 if __name__ == "__main__":

@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from codesearch.common.parsing.macros import MacroTable
 
 EXTENSIONS: dict[str, str] = {
     ".py": "python",
@@ -127,6 +131,8 @@ SHEBANGS: dict[str, str] = {
 
 CPP_SUFFIXES = frozenset({".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".ipp"})
 OBJC_SUFFIXES = frozenset({".m", ".mm"})
+# Where a C-family project defines the macros its files share (read for the project's macro table).
+HEADER_SUFFIXES = frozenset({".h", ".hpp", ".hh", ".hxx", ".inc", ".inl"})
 HEADER_SCAN_BYTES = 16384  # a header's markers are in its first declarations; abseil's all show in 16 KiB
 OBJC_MARKERS = re.compile(rb"^[ \t]*(?:@interface|@implementation|@protocol|@end\b|#import\b)", re.MULTILINE)
 CPP_MARKERS = re.compile(
@@ -143,6 +149,7 @@ class ProjectHint:
 
     cpp: bool = False  # more C++ sources than C sources
     objc: bool = False  # more Objective-C sources than C and C++ together
+    macros: MacroTable | None = None  # the attribute-like macros its headers define (see with_macros)
 
     @classmethod
     def from_paths(cls, paths: Iterable[str]) -> ProjectHint:
@@ -153,6 +160,16 @@ class ProjectHint:
             n_cpp += suffix in CPP_SUFFIXES
             n_objc += suffix in OBJC_SUFFIXES
         return cls(cpp=n_cpp > n_c, objc=n_objc > n_c + n_cpp)
+
+    def with_macros(self, headers: Iterable[bytes]) -> ProjectHint:
+        """The same hint with the macro table its headers' `#define`s make (common/parsing/macros.py)."""
+        from codesearch.common.parsing.macros import collect  # the parsing package loads tree-sitter
+
+        return replace(self, macros=collect(headers))
+
+
+def is_header(path: str) -> bool:
+    return PurePosixPath(path).suffix in HEADER_SUFFIXES
 
 
 def header_language(content: bytes, project: ProjectHint | None = None) -> str:

@@ -21,7 +21,7 @@ import grpc
 from codesearch.common import sensitive
 from codesearch.common.errors import ServiceError, check_repo_name, failed_precondition, invalid
 from codesearch.common.index_update import update_messages
-from codesearch.common.languages import ProjectHint, detect_language
+from codesearch.common.languages import ProjectHint, detect_language, is_header
 from codesearch.common.metrics import files_indexed, index_runs
 from codesearch.common.parsing import extract
 from codesearch.common.parsing.wire import to_message
@@ -56,7 +56,7 @@ def index_file(
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    parsed = extract(rel_path, language, data)
+    parsed = extract(rel_path, language, data, project.macros if project is not None else None)
     spans = chunk_lines(lines, list(parsed.definitions) if parsed is not None else [])
     chunks = []
     for s in spans:
@@ -82,6 +82,12 @@ def index_file(
         chunks=chunks,
     )
     return indexed, (to_message(parsed) if parsed is not None else None)
+
+
+def _with_header_macros(project: ProjectHint, source: Source, files: list[SourceFile]) -> ProjectHint:
+    """The project's attribute-like macros, from the `#define`s of its C-family headers (none: an empty table)."""
+    headers = (source.read(wf)[0] for wf in files if is_header(wf.rel_path))
+    return project.with_macros(data for data in headers if data is not None)
 
 
 def make_indexed_file(repository: str, rel_path: str, data: bytes) -> common_pb2.IndexedFile:
@@ -225,6 +231,10 @@ class Indexer:
                 digest = hashlib.sha256(chunking_fingerprint().encode() + b"\0" + data).hexdigest()
                 current[wf.rel_path] = digest
                 if any(leg_manifest[leg].get(wf.rel_path) != digest for leg in available):
+                    if project.macros is None:  # read once a file is to be parsed, not on an unchanged run
+                        project = await asyncio.to_thread(
+                            _with_header_macros, project, run.source, listing.files
+                        )
                     indexed, parses[wf.rel_path] = await asyncio.to_thread(
                         index_file, run.name, wf.rel_path, data, project
                     )

@@ -10,6 +10,7 @@ import importlib
 import logging
 
 from codesearch.common.parsing.engine import LanguageSpec, run
+from codesearch.common.parsing.macros import MacroTable
 from codesearch.common.parsing.model import CallSite, Definition, Extraction, ImportRef
 from codesearch.common.parsing.tables import SPECS as TABLES
 
@@ -28,7 +29,8 @@ log = logging.getLogger(__name__)
 # Bumped when what a parse yields changes (queries, grammars, recovery): the indexer then re-parses every file.
 # 2: 26 languages from query tables, C-family preprocessor recovery, newer Swift/Scala/Bash grammars.
 # 3: more C-family macro forms blanked (wrapped declarations, va_arg types, continuation-line attributes, ...).
-PARSER_VERSION = 3
+# 4: the project's attribute-like macros (macros.py) and C++ forms the grammar lacks (preprocess.rewrite_cpp_gaps).
+PARSER_VERSION = 4
 
 # language name -> (module, attribute holding its LanguageSpec)
 _SPECS: dict[str, tuple[str, str]] = {
@@ -74,16 +76,17 @@ def python_module(path: str) -> str:
     return ".".join(parts)
 
 
-def extract(path: str, language: str, source: bytes) -> Extraction | None:
+def extract(path: str, language: str, source: bytes, macros: MacroTable | None = None) -> Extraction | None:
     """Definitions, calls and imports of one file; None when there is no grammar for `language`.
 
-    Never raises on bad input: syntax errors are recovered from and counted in `error_count`.
+    Never raises on bad input: syntax errors are recovered from and counted in `error_count`. `macros`: the
+    project's attribute-like macros (macros.collect over its headers), for C, C++ and Objective-C.
     """
     spec = _spec(language)
     if spec is None:
         return None
     try:
-        result = run(spec, path, source)
+        result = run(spec, path, source, macros)
     except Exception:  # a grammar or query bug must not take the indexer down with it
         log.exception("extraction failed for %s (%s)", path, language)
         return Extraction(path=path, language=language, error_count=1)

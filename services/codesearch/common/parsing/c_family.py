@@ -70,12 +70,13 @@ def split_cpp(name: str) -> tuple[str, str]:
     return parts[-1], ".".join(p for p in parts[:-1] if p)
 
 
-C = LanguageSpec(name="c", load=tree_sitter_c.language, query=_C, imports=imports, recover=c_family_retries)
+# Both are preprocessed: the project's macro table and the same-length second chances apply (preprocess.py).
+_C_FAMILY = {"imports": imports, "recover": c_family_retries, "preprocessed": True}
+C = LanguageSpec(name="c", load=tree_sitter_c.language, query=_C, **_C_FAMILY)  # type: ignore[arg-type]
 CPP = LanguageSpec(
     name="cpp",
     load=tree_sitter_cpp.language,
     query=_CPP,
-    imports=imports,
     split_name=split_cpp,
-    recover=c_family_retries,
+    **_C_FAMILY,  # type: ignore[arg-type]
 )

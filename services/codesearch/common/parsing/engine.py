@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
+from codesearch.common.parsing.macros import MacroTable, collect
 from codesearch.common.parsing.model import CONTAINER_KINDS, CallSite, Definition, Extraction, ImportRef
 
 MAX_AVG_LINE_BYTES = 1000  # average line longer than this means minified or generated: skip call extraction
@@ -67,6 +68,9 @@ class LanguageSpec:
     # see preprocess.py): the first clean tree, else the one with the fewest errors, is kept; names and lines are
     # read from the original bytes.
     recover: Callable[[bytes], Iterable[bytes]] | None = None
+    # The C preprocessor runs on this language's files: the project's attribute-like macros (macros.py) are
+    # blanked before the recover candidates are made.
+    preprocessed: bool = False
     _compiled: tuple[Language, Query] | None = field(default=None, init=False, repr=False)
     _local: threading.local = field(default_factory=threading.local, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
@@ -113,13 +117,21 @@ class _Open:
     kind: str
 
 
-def run(spec: LanguageSpec, path: str, source: bytes) -> Extraction:
-    """Parses `source` and applies the spec. Never raises on bad input: tree-sitter recovers from errors."""
+def run(spec: LanguageSpec, path: str, source: bytes, macros: MacroTable | None = None) -> Extraction:
+    """Parses `source` and applies the spec. Never raises on bad input: tree-sitter recovers from errors.
+
+    `macros`: the project's macro table (macros.py), applied with the file's own to the recover candidates of a
+    preprocessed language.
+    """
     tree = spec.parser().parse(source)
     if tree.root_node.has_error and spec.recover is not None:
         errors = count_errors(tree.root_node)
         tried = {source}
-        for retry in spec.recover(source):
+        base = source
+        if spec.preprocessed:  # the project's macros and the file's own (`#define C(x) 0x##x##ULL` in a test)
+            own = collect([source])
+            base = (macros | own if macros else own).blank(source)
+        for retry in spec.recover(base):
             if retry in tried:
                 continue
             tried.add(retry)

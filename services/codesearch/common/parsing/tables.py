@@ -321,7 +321,7 @@ SPECS: dict[str, LanguageSpec] = {
     "haskell": spec("haskell", "haskell", HASKELL, method_parents=_NO_MODULE_METHODS, merge_clauses=True),
     "zig": spec("zig", "zig", ZIG),
     "bash": spec("bash", "bash", BASH),
-    "objc": spec("objc", "objc", OBJC, recover=c_family_retries),
+    "objc": spec("objc", "objc", OBJC, recover=c_family_retries, preprocessed=True),
     "dart": spec("dart", "dart", DART),
     "ocaml": spec("ocaml", "ocaml", OCAML, method_parents=_NO_MODULE_METHODS),
     "erlang": spec("erlang", "erlang", ERLANG, merge_clauses=True),

@@ -1,0 +1,98 @@
+"""C++ forms tree-sitter-cpp 0.23.4 has no rule for, rewritten in place (same length, newlines kept); the second
+candidate of preprocess.c_family_retries, made only when blanking the macros left a file broken."""
+
+from __future__ import annotations
+
+import re
+
+from codesearch.common.parsing.blanking import blank, blank_group, spaces, underscore_group
+
+# C++ forms tree-sitter-cpp 0.23.4 (the newest release on PyPI, npm and crates.io) has no rule for, each rewritten
+# in place to a form it has, where what is blanked declares nothing the graph keeps:
+# - an explicit instantiation (`extern template class BigUnsigned<4>;`, `template Status F<0>(string_view);`):
+#   it names a template defined elsewhere; blanked whole.
+_EXPLICIT_INSTANTIATION = re.compile(rb"(?m)^[ \t]*(?:extern[ \t]+)?template[ \t]+(?=[A-Za-z_])[^;{}#]*;")
+# - an unnamed parameter with a default (`template <class K, K* = nullptr>`, `const void* = nullptr`): it gets a
+#   one-letter name, `_`, in the space before `=`.
+_UNNAMED_DEFAULT = re.compile(rb"[*&](?<=[\w>)][*&])( )(?==[^=])")  # starts on `*`/`&`: a fast scan
+# - `= delete` outside a class (`void swap(A&, A&) = delete;` on a line of its own at column 0): the declaration
+#   stays, without it. Inside a class the grammar reads it, and the query keeps the deleted member.
+_DELETED = re.compile(rb"(?m)^[^ \t\n][^\n]*\)[ \t]*(= delete);")
+# - an enum with a base and no name (`enum : int32_t {`): the base is blanked, the enumerators stay.
+_UNNAMED_ENUM_BASE = re.compile(rb"\benum( *: *[\w:]+)(?= *\{)")
+# - `typename` in an expression (`T(typename T::tag_t{}, x)`, `typename slot_type::ctor()`): blanked, the
+#   qualified name stays.
+_EXPRESSION_TYPENAME = re.compile(
+    rb"(?:[(,{=+]|return)\s*(typename)(?=\s[\w:]+(?:<(?:[^<>;]|<[^<>;]*>)*>)?::\w+(?:\{|\())"
+)
+# - `using typename Base::x;`: the keyword is blanked.
+_USING_TYPENAME = re.compile(rb"\busing (typename) ")
+# - a brace default of a parameter (`std::vector<int> lines = {}`, `T t = {1}`): `{}` becomes `0 `, `{x}` `(x)`.
+_BRACE_DEFAULT = re.compile(rb"(?<=\w = )\{([^{}()\n;]*)\}(?=\s*[,)])")
+# - a destructor called by name (`p->~T<>()`, `node->Node::~Node()`, `x.~T()`): the `~` is blanked.
+_DESTRUCTOR_CALL = re.compile(rb"(?:\.|->)(?:\w+::)?(~)(?=\w)")
+# - an operator called as a statement (`operator++();` in an iterator's postfix form).
+_OPERATOR_STATEMENT = re.compile(rb"(?m)(?<=^)([ \t]+operator)(\+\+|--)(?=\(\);)")
+# - a macro pasted to a string literal (`"%016" PRIx64 ", "`, `"node %" PRIu32, x`): no identifier may follow a
+#   string literal in C or C++, so it can only be a macro that expands to one; blanked.
+_STRING_MACRO = re.compile(rb'(?<=" )[A-Za-z_]\w*(?=[ \t]*["),])')
+# - a pointer to member type (`int S::*`, `void (A::*)()`, `T C::*`): the class is blanked, a pointer stays.
+_MEMBER_POINTER = re.compile(rb"(?<=[ (<,])[A-Za-z_]\w*::\*")
+# - an operator called by name (`x.operator=(y)`, `p.operator->()`, `v.operator BitGenRef()`): the operator
+#   becomes `_`s, an identifier of the same length (the call's name is read from the original bytes).
+_OPERATOR_CALL = re.compile(rb"[.>]operator(->|=|\+\+|--|\*|\(\)| )(?=[(A-Za-z_:])")
+
+
+# - a pointer-to-member access (`(obj->*F)(args)`, `(o.*pm)()`): the `*` is blanked, a member access stays.
+_MEMBER_POINTER_ACCESS = re.compile(rb"(?:->|\.)(?<![0-9]\.)(\*)(?=[A-Za-z_(])")  # not `1.*x`
+# - an unnamed bit-field (`uint8_t : 0;`): it gets the name `_` (` : 0;` becomes ` _:0;`).
+_UNNAMED_BITFIELD = re.compile(rb"(?m)(?<=^)([ \t]+[\w:]+) : (\d+);")
+# - a function type as a template argument's default (`typename Callback = void()`): its `()` is blanked.
+_FUNCTION_TYPE_DEFAULT = re.compile(rb"(?<=[ \t]=[ \t])(?:void|bool|int)(\(\))(?=[ \t]*[,>])")
+# - a reference initialized with parentheses (`const Transition& last(transitions_.back());`), which the grammar
+#   takes for a function declaration: the parentheses become braces, an initializer it reads.
+_PAREN_REFERENCE_INIT = re.compile(rb"(?m)^([ \t]+const [\w:<>]+& \w+)\(([^;()\n]*(?:\.|->)\w+\(\))\);$")
+
+
+def _brace_default(match: re.Match[bytes]) -> bytes:
+    inner = match.group(1)
+    return b"(" + inner + b")" if inner.strip() else b"0" + spaces(inner) + b" "
+
+
+def _blank_member_class(match: re.Match[bytes]) -> bytes:
+    return spaces(match.group(0)[:-1]) + b"*"
+
+
+def rewrite_cpp_gaps(source: bytes) -> bytes:
+    """The C++ forms above rewritten in place (same length, newlines kept); passes whose words are absent skipped."""
+    if b"template" in source:
+        source = _EXPLICIT_INSTANTIATION.sub(blank, source)
+    if b"= nullptr" in source or b"= {}" in source or b"* = " in source or b"& = " in source:
+        source = _UNNAMED_DEFAULT.sub(lambda m: m.group(0)[:-1] + b"_", source)
+    if b"= delete" in source:
+        source = _DELETED.sub(blank_group(1), source)
+    if b"enum" in source:
+        source = _UNNAMED_ENUM_BASE.sub(blank_group(1), source)
+    if b"typename" in source:
+        source = _EXPRESSION_TYPENAME.sub(blank_group(1), source)
+        source = _USING_TYPENAME.sub(blank_group(1), source)
+    if b"= {" in source:
+        source = _BRACE_DEFAULT.sub(_brace_default, source)
+    if b"~" in source:
+        source = _DESTRUCTOR_CALL.sub(blank_group(1), source)
+    if b'" ' in source:
+        source = _STRING_MACRO.sub(blank, source)
+    if b"::*" in source:
+        source = _MEMBER_POINTER.sub(_blank_member_class, source)
+    if b"->*" in source or b".*" in source:
+        source = _MEMBER_POINTER_ACCESS.sub(blank_group(1), source)
+    if b" : " in source:
+        source = _UNNAMED_BITFIELD.sub(lambda m: m.group(1) + b" _:" + m.group(2) + b";", source)
+    if b"= void()" in source or b"= bool()" in source or b"= int()" in source:
+        source = _FUNCTION_TYPE_DEFAULT.sub(blank_group(1), source)
+    if b"& " in source:
+        source = _PAREN_REFERENCE_INIT.sub(lambda m: m.group(1) + b"{" + m.group(2) + b"};", source)
+    if b"operator" in source:
+        source = _OPERATOR_CALL.sub(underscore_group(1), source)
+        source = _OPERATOR_STATEMENT.sub(lambda m: m.group(1) + b"__", source)
+    return source
