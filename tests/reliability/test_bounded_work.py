@@ -118,7 +118,9 @@ def test_a_timed_out_search_stops_burning_cpu(server) -> None:
     spent = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     # Uncancelled, the call would spend about 5/6 of untimed_s in this window; cancelled, next to nothing.
     allowed = min(CPU_AFTER_DEADLINE_S, untimed_s / 3)
-    assert spent < allowed, f"{spent:.3f} s of CPU after the deadline (the call takes {untimed_s:.3f} s untimed)"
+    assert spent < allowed, (
+        f"{spent:.3f} s of CPU after the deadline (the call takes {untimed_s:.3f} s untimed)"
+    )
 
 
 def test_expensive_calls_beyond_the_queue_are_refused_fast(server) -> None:
