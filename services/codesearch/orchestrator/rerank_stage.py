@@ -25,8 +25,9 @@ RERANK_DEPTH = 20
 # check), the same as 20, for ~1.8 s instead of ~0.7 s per meaning query.
 RERANK_DEPTH_THOROUGH = 20
 # Intents where the default preset reranks (the rerank policy of `auto`). None: on the stdlib it helps meaning
-# queries (above) but costs ~40x the default preset's ~15 ms; on the polyglot set a reranker trained on the fit
-# repositories' own code loses on them (NDCG@10 fit 0.872 -> 0.858: architecture 0.827 -> 0.819, semantic
+# queries (above) but costs ~40x the default preset's ~15 ms; on the polyglot set the reranker trained on the
+# fit repositories' own code (the trainer's bi-encoder + lexical blend: the loaded machine left no time to train
+# its cross-encoder) loses on them (NDCG@10 fit 0.872 -> 0.858: architecture 0.827 -> 0.819, semantic
 # 0.858 -> 0.838, symbol 0.988 = 0.988; held-out 0.856 -> 0.845 alike; README "Reranking"), and architecture
 # and semantic questions both route as understand_code, symbol ones as find_definition / exact_match, so no
 # intent gains. It runs on request (`--rerank on`) and in the thorough preset.
