@@ -1,6 +1,6 @@
 """`codesearch eval --polyglot DIR`: the polyglot set end to end through the real server, with baselines.
 
-codesearch eval --polyglot ../shared/eval/polyglot [--modes auto,keyword,semantic,naive_hybrid]
+codesearch eval --polyglot ../shared/eval/polyglot [--modes auto,keyword,semantic,naive_hybrid] [--rerank off,on]
                 [--split held-out|fit] [--only-repo NAME ...] [--no-index] [--dump-legs]
                 [--semble-python /work/venvs/semble/bin/python --semble-model DIR [--semble-bm25]]
                 [--baseline-run NAME=RUN.jsonl ...] [--out DIR] [--plot PLOT_DIR]
@@ -19,8 +19,9 @@ from typing import Any
 import grpc
 
 from codesearch.config import client_address
-from codesearch.eval.harness import MODES, open_channel
+from codesearch.eval.harness import open_channel, parse_variants
 from codesearch.eval.polyglot import SPLITS, PolyglotSet, load_set, read_run, summarize
+from codesearch.eval.polyglot_latency import latency
 from codesearch.eval.polyglot_report import calibration, format_report, make_summary, plot
 from codesearch.eval.polyglot_run import (
     VECTOR_MODES,
@@ -151,6 +152,9 @@ def run(args: argparse.Namespace) -> int:
         cal = calibration(pset, records)
         if cal:
             r["calibration"] = cal
+        lat = latency(pset, records)
+        if lat:
+            r["latency"] = lat
     summary = make_summary(pset, runs)
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     text = format_report(runs, pset)
@@ -174,20 +178,27 @@ def _run_server(
             modes_text = args.modes or (
                 DEFAULT_MODES_WITH_VECTOR if has_vector else DEFAULT_MODES_WITHOUT_VECTOR
             )
-            modes = [m.strip() for m in modes_text.split(",") if m.strip()]
-            unknown = [m for m in modes if m not in MODES]
-            if unknown:
-                return _err(f"unknown modes {unknown}; modes: {', '.join(MODES)}")
+            try:
+                variants = parse_variants(modes_text, args.rerank)
+            except ValueError as e:
+                return _err(str(e))
+            modes = [v.mode for v in variants]
             if not args.no_index:
                 stderr_log(f"indexing {len(pset.repos)} repositories on {address}")
                 index_repositories(stub, pset, stderr_log)
             if has_vector and (set(modes) & VECTOR_MODES or args.dump_legs):
                 waited = wait_for_embeddings(stub, pset.repos, stderr_log)
                 stderr_log(f"  embeddings complete (waited {waited:.0f}s)")
-            for mode in modes:
+            for variant in variants:
+                mode = variant.name
                 stderr_log(f"running {mode} ({len(pset.queries)} queries)")
                 lines = run_mode(
-                    stub, pset.queries, mode, args.limit, args.concurrency, _progress(mode, len(pset.queries))
+                    stub,
+                    pset.queries,
+                    variant,
+                    args.limit,
+                    args.concurrency,
+                    _progress(mode, len(pset.queries)),
                 )
                 run_file = out_dir / f"run-{mode}.jsonl"
                 write_jsonl(run_file, lines)

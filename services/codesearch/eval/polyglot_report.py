@@ -23,6 +23,7 @@ from codesearch.eval.polyglot import (
     score_query,
 )
 from codesearch.eval.polyglot_languages import format_languages
+from codesearch.eval.polyglot_latency import format_latency
 
 LABEL_WIDTH = 26
 CELL = 9
@@ -95,6 +96,9 @@ def format_report(runs: Mapping[str, Mapping[str, Any]], pset: PolyglotSet) -> s
         + _grid("language", [f"{k}/symbol" for k in langs], runs, "ndcg10", False)
     )
     blocks.append(format_languages(runs))  # #18: the language x category table (eval/polyglot_languages.py)
+    latency_table = format_latency(runs)  # the rerank stage's cost per query (eval/polyglot_latency.py)
+    if latency_table:
+        blocks.append(latency_table)
     for name, r in runs.items():
         if r.get("calibration"):
             blocks.append(format_calibration(name, r["calibration"]))

@@ -2,7 +2,8 @@
 
 Each repository is indexed with IndexRepository (name = the set's repository name); "complete" means the stream
 said DONE and, when a mode needs the vector leg, GetStatus reports no chunk awaiting embeddings. Every query is one
-Search(query, repositories=[repo], mode, limit, no_cache=True). Run lines are written in score.py's format
+Search(query, repositories=[repo], mode, rerank policy, limit, no_cache=True); a plain mode leaves the rerank
+policy to the server's default (AUTO), "+rerank" / "-rerank" force it on / off. Run lines are written in score.py's format
 ({query_id, repo, results[{path, start_line, end_line, score}]}) plus the response's confidence, strategy and
 intent, so `score.py score RUN.jsonl` reads them as they are.
 
@@ -24,7 +25,7 @@ from typing import Any
 import grpc
 from google.protobuf.json_format import MessageToDict
 
-from codesearch.eval.harness import MODES, SEARCH_TIMEOUT_S
+from codesearch.eval.harness import MODES, RERANK, SEARCH_TIMEOUT_S, Variant
 from codesearch.eval.polyglot import PolyglotSet, PolyQuery
 from codesearch.orchestrator.plan import QUESTION_PATH_WEIGHT
 from codesearch.orchestrator.query_terms import query_names
@@ -105,13 +106,17 @@ def wait_for_embeddings(
 
 
 def _search(
-    stub: search_pb2_grpc.SearchServiceStub, q: PolyQuery, mode: str, limit: int, text: str | None = None
+    stub: search_pb2_grpc.SearchServiceStub,
+    q: PolyQuery,
+    variant: Variant,
+    limit: int,
+    text: str | None = None,
 ) -> tuple[search_pb2.SearchResponse | None, float, str]:
     req = search_pb2.SearchRequest(
         query=text if text is not None else q.text,
         repositories=[q.repo],
-        mode=MODES[mode],
-        rerank=search_pb2.RERANK_POLICY_OFF if mode != "auto+rerank" else search_pb2.RERANK_POLICY_ON,
+        mode=MODES[variant.mode],
+        rerank=RERANK[variant.rerank],
         limit=limit,
         no_cache=True,
     )
@@ -141,6 +146,11 @@ def run_line(q: PolyQuery, resp: search_pb2.SearchResponse | None, ms: float, er
     line["confidence"] = round(resp.confidence, 6)
     line["strategy"] = resp.strategy
     line["intent"] = search_pb2.Intent.Name(resp.intent).removeprefix("INTENT_").lower()
+    reranked = [
+        r for r in resp.legs if r.leg == common_pb2.LEG_RERANK and r.status == common_pb2.LEG_STATUS_OK
+    ]
+    if reranked:
+        line["rerank_ms"] = round(reranked[0].latency_ms, 3)
     degraded = [r for r in resp.legs if r.status == 2]  # LEG_STATUS_DEGRADED
     if degraded:
         line["degraded"] = [r.reason for r in degraded]
@@ -166,13 +176,13 @@ def _each(
 def run_mode(
     stub: search_pb2_grpc.SearchServiceStub,
     queries: Sequence[PolyQuery],
-    mode: str,
+    variant: Variant,
     limit: int,
     concurrency: int = 1,
     progress: Callable[[int], None] | None = None,
 ) -> list[dict[str, Any]]:
     def one(q: PolyQuery) -> dict[str, Any]:
-        return run_line(q, *_search(stub, q, mode, limit))
+        return run_line(q, *_search(stub, q, variant, limit))
 
     return _each(one, queries, concurrency, progress)
 

@@ -24,8 +24,13 @@ RERANK_DEPTH = 20
 # The thorough preset reranks as deep: with the shipped model, depth 50 gave paraphrases 0.261 / 0.276 (tune /
 # check), the same as 20, for ~1.8 s instead of ~0.7 s per meaning query.
 RERANK_DEPTH_THOROUGH = 20
-# Intents where the default preset reranks. Rerank helps meaning queries (above) but costs ~40x the default
-# preset's ~15 ms, so it runs on request (`--rerank on`) and in the thorough preset, not by default.
+# Intents where the default preset reranks (the rerank policy of `auto`). None: on the stdlib it helps meaning
+# queries (above) but costs ~40x the default preset's ~15 ms; on the polyglot set the reranker trained on the
+# fit repositories' own code (the trainer's bi-encoder + lexical blend: the loaded machine left no time to train
+# its cross-encoder) loses on them (NDCG@10 fit 0.872 -> 0.858: architecture 0.827 -> 0.819, semantic
+# 0.858 -> 0.838, symbol 0.988 = 0.988; held-out 0.856 -> 0.845 alike; README "Reranking"), and architecture
+# and semantic questions both route as understand_code, symbol ones as find_definition / exact_match, so no
+# intent gains. It runs on request (`--rerank on`) and in the thorough preset.
 RERANK_INTENTS: frozenset[int] = frozenset()
 MIN_RERANK_BUDGET_S = 0.05  # the reranker is always given this long, even past the search's deadline
 

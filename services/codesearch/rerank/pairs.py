@@ -1,8 +1,8 @@
 """Training data mined from a repository's own code: documented definitions, the train / blend / test split
 of their files, and groups of one right definition with its hardest wrong ones (BM25 and bi-encoder ranked).
 
-Pairs: a docstring's first sentence -> its definition (half of them with that sentence removed, so the task is
-not copying), and an identifier -> its definition.
+Pairs: a docstring's (or, outside Python, a doc comment's) first sentence -> its definition (half of them with
+that sentence removed, so the task is not copying), and an identifier -> its definition.
 """
 
 from __future__ import annotations
@@ -18,9 +18,11 @@ from pathlib import Path
 import bm25s
 import numpy as np
 
+from codesearch.common.languages import HEADER_SCAN_BYTES, detect_language
 from codesearch.common.text import first_sentence, subwords
 from codesearch.common.walker import is_hidden, walk
 from codesearch.config import DEFAULT_MAX_FILE_BYTES
+from codesearch.rerank.doc_comments import documented_definitions
 
 MIN_QUERY_WORDS = 3  # shorter first sentences ("Return x.") say too little to be a query
 MAX_QUERY_WORDS = 40  # longer ones are paragraphs, not questions
@@ -28,7 +30,8 @@ MAX_QUERY_WORDS = 40  # longer ones are paragraphs, not questions
 # positive lost its sentence while BM25-mined negatives kept their overlap, the model learned that sharing the
 # query's words means wrong (dev concept MRR@10 0.967 -> 0.933 when reranked, measured).
 KEEP_SENTENCE_SHARE = 0.5
-KEEP_SENTENCE_SHARE = 0.5
+# Markup and data files: their "definitions" are headings and keys, whose comments are not questions about code.
+UNDOCUMENTED_LANGUAGES = frozenset({"markdown", "yaml", "graphql", "protobuf", "sql", "dockerfile", "make"})
 IDENT_SHARE = 0.2  # share of queries that are an identifier instead of a sentence (definition lookups)
 TEST_SHARE = 0.2  # files held out for the final table
 BLEND_SHARE = 0.15  # files held apart to fit the blend: scores on training pairs are overconfident
@@ -100,12 +103,44 @@ def mine_python_file(root: Path, file: Path) -> list[Definition]:
     return out
 
 
+def mine_commented_file(root: Path, file: Path, language: str) -> list[Definition]:
+    """Definitions with a doc comment right above them, in any language the shared parser reads."""
+    try:
+        source = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    rel = file.relative_to(root).as_posix()
+    out: list[Definition] = []
+    for d in documented_definitions(rel, language, source):
+        sentence = first_sentence(d.doc)
+        words = sentence.split()
+        if words and words[0].strip("`'\"") == d.name:  # Go and C# open with the name: the query must not
+            sentence = " ".join(words[1:])
+        if MIN_QUERY_WORDS <= len(sentence.split()) <= MAX_QUERY_WORDS and len(d.code) >= 3:
+            code = "\n".join(d.code)
+            full = "\n".join((*d.comment, *d.code))
+            out.append(Definition(rel, list(d.crumbs), d.name, sentence.rstrip("."), code, full))
+    return out
+
+
 def mine(root: Path) -> list[Definition]:
-    """Definitions with a usable docstring under root (Python files, via `ast`)."""
+    """Definitions with a usable docstring or doc comment under root (Python via `ast`, the rest via the
+    shared parser)."""
     found: list[Definition] = []
     for f in walk(root, DEFAULT_MAX_FILE_BYTES).files:  # the files the indexer would index
-        if f.rel_path.endswith(".py") and not is_hidden(f.rel_path):
+        if is_hidden(f.rel_path):
+            continue
+        if f.rel_path.endswith(".py"):
             found.extend(mine_python_file(root, root / f.rel_path))
+            continue
+        try:
+            with open(f.abs_path, "rb") as fh:
+                head = fh.read(HEADER_SCAN_BYTES)
+        except OSError:
+            continue
+        language = detect_language(f.rel_path, head)
+        if language and language not in UNDOCUMENTED_LANGUAGES:
+            found.extend(mine_commented_file(root, root / f.rel_path, language))
     return found
 
 

@@ -10,7 +10,7 @@ files, so its scores are calibrated probabilities (rerank/blend_fit.py). Files a
 blend fit / test); the report gives held-out MRR of every scorer on the test files, the first-stage BM25,
 bi-encoder and their fused order (reciprocal rank fusion) among them.
 
-    python -m codesearch.rerank.train --path DIR [--repo NAME] [--budget-minutes 10] [--out DIR]
+    python -m codesearch.rerank.train --path DIR [--path DIR2 ...] [--repo NAME] [--budget-minutes 10] [--out DIR]
 """
 
 from __future__ import annotations
@@ -144,6 +144,23 @@ def _save(module: object, base: str, blend: Blend, report: TrainReport, out_dir:
     shutil.rmtree(old, ignore_errors=True)
 
 
+def _pool(roots: Sequence[Path], rng: random.Random) -> list[Definition]:
+    """The definitions to train and test on: an equal share of MAX_POOL from each root (one large repository
+    would crowd out the rest), paths prefixed with the root's place in the list when there are several."""
+    share = MAX_POOL // len(roots)
+    pool: list[Definition] = []
+    for i, root in enumerate(roots):
+        found = mine(root)
+        rng.shuffle(found)
+        for d in found[:share]:
+            if len(roots) > 1:
+                d.path = f"{i}-{root.name}/{d.path}"
+            pool.append(d)
+    if len(roots) > 1:
+        rng.shuffle(pool)
+    return pool
+
+
 def train(
     settings: Settings,
     repository: str,
@@ -152,27 +169,31 @@ def train(
     out_dir: Path | None = None,
     path: Path | None = None,
     max_steps: int = 1_000_000,
+    paths: Sequence[Path] = (),
 ) -> TrainReport:
-    """Mines pairs from the source under `path` (or `repository` when it is a directory), fine-tunes,
-    fits the blend, evaluates on held-out files and saves to out_dir (default: the data directory's model)."""
+    """Mines pairs from the source under `path` (or `repository` when it is a directory; or every folder of
+    `paths`), fine-tunes, fits the blend, evaluates on held-out files and saves to out_dir (default: the data
+    directory's model)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from sentence_transformers import SentenceTransformer
 
     t0 = time.monotonic()
     deadline_all = t0 + budget_minutes * 60
-    root = Path(path) if path is not None else Path(repository)
-    if not root.is_dir():
-        raise ValueError(f"no source directory for repository {repository!r}: pass --path DIR")
+    roots = [Path(p) for p in paths] if paths else [Path(path) if path is not None else Path(repository)]
+    for root in roots:
+        if not root.is_dir():
+            raise ValueError(
+                f"no source directory {str(root)!r} for repository {repository!r}: pass --path DIR"
+            )
     out = out_dir if out_dir is not None else trained_model_dir(settings)
     if device == "cpu":
         configure_torch_threads(settings.torch_threads)
     rng = random.Random(SEED)
 
-    defs = mine(root)
-    rng.shuffle(defs)
-    defs = defs[:MAX_POOL]
+    defs = _pool(roots, rng)
+    where = ", ".join(str(r) for r in roots)
     if len(defs) < 4 * (GROUP_NEGATIVES + 1):
-        raise ValueError(f"only {len(defs)} documented definitions under {root}; too few to train on")
+        raise ValueError(f"only {len(defs)} documented definitions under {where}; too few to train on")
     base = model_path(BASE_MODEL)
     module = gated.new_module(base, device)
     encoder = gated.PairEncoder(Path(base), MAX_LENGTH)
@@ -276,7 +297,7 @@ def train(
     )
     report = TrainReport(
         repository=repository,
-        path=str(root),
+        path=where,
         device=device,
         definitions=len(defs),
         train_queries=len(train_groups),
@@ -301,18 +322,25 @@ def train(
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="codesearch reranker train", description=__doc__.split("\n\n")[0])
     ap.add_argument("--repo", default="", help="repository name (or its source directory)")
-    ap.add_argument("--path", type=Path, default=None, help="source directory to mine (default: --repo)")
+    ap.add_argument(
+        "--path",
+        type=Path,
+        action="append",
+        default=[],
+        help="source directory to mine (default: --repo); repeat it to train on several repositories",
+    )
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--budget-minutes", type=float, default=10.0)
     ap.add_argument("--out", type=Path, default=None, help="model directory (default: the data directory's)")
     ap.add_argument("--max-steps", type=int, default=1_000_000)
     a = ap.parse_args(argv)
-    if not a.repo and a.path is None:
+    if not a.repo and not a.path:
         ap.error("give --repo or --path")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    name = a.repo or "+".join(p.name for p in a.path)
     try:
         report = train(
-            Settings.from_env(), a.repo or a.path.name, a.device, a.budget_minutes, a.out, a.path, a.max_steps
+            Settings.from_env(), name, a.device, a.budget_minutes, a.out, None, a.max_steps, paths=a.path
         )
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
