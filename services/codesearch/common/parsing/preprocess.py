@@ -30,8 +30,10 @@ _MACRO_LINE = re.compile(rb"^[ \t]*" + _UPPER_MACRO + rb"[ \t]*(?:\([^()\n]*\))?
 _TRAILING_MACRO = re.compile(rb"(?=[A-Z])(?<=[\w)\]] )(?<!define )" + _UPPER_MACRO + _ARGS + rb"(?=\s*[;={])")
 # The same macro on its own continuation line after a declarator (`const\n    ABSL_ATTRIBUTE_LIFETIME_BOUND {`,
 # `size_t len)\n  WARN_UNUSED_RESULT CURL_PRINTF(2, 3);`).
+# Starts on the newline, the lookbehinds after it: led by the lookbehinds, every byte of the file tried all four
+# (1.23 s against 0.05 s over curl's and abseil-cpp's C/C++ files, the same output on every one of them).
 _CONTINUATION_MACROS = re.compile(
-    rb"(?:(?<=\))|(?<=\bconst)|(?<=\boverride)|(?<=\bnoexcept))\n[ \t]*"
+    rb"\n(?:(?<=\)\n)|(?<=\bconst\n)|(?<=\boverride\n)|(?<=\bnoexcept\n))[ \t]*"
     rb"(" + _UPPER_MACRO + _ARGS + rb"(?:[ \t]+" + _UPPER_MACRO + _ARGS + rb")*)(?=[ \t]*[;{=])"
 )
 # What follows a leading macro: a declaration's specifier or type (the return type may be on the next line).
