@@ -23,7 +23,7 @@ from codesearch.common.errors import ServiceError, check_repo_name, failed_preco
 from codesearch.common.index_update import update_messages
 from codesearch.common.languages import ProjectHint, detect_language, is_header
 from codesearch.common.metrics import files_indexed, index_runs
-from codesearch.common.parsing import extract
+from codesearch.common.parsing import extract, uses_macros
 from codesearch.common.parsing.wire import to_message
 from codesearch.common.sources import Source, SourceFile
 from codesearch.common.sources.choose import default_name, open_source
@@ -231,7 +231,9 @@ class Indexer:
                 digest = hashlib.sha256(chunking_fingerprint().encode() + b"\0" + data).hexdigest()
                 current[wf.rel_path] = digest
                 if any(leg_manifest[leg].get(wf.rel_path) != digest for leg in available):
-                    if project.macros is None:  # read once a file is to be parsed, not on an unchanged run
+                    # The headers are read once, when the first C-family file is to be parsed: not on an
+                    # unchanged run, nor for a run that parses none.
+                    if project.macros is None and uses_macros(detect_language(wf.rel_path, data, project)):
                         project = await asyncio.to_thread(
                             _with_header_macros, project, run.source, listing.files
                         )

@@ -76,6 +76,12 @@ def python_module(path: str) -> str:
     return ".".join(parts)
 
 
+def uses_macros(language: str) -> bool:
+    """Whether the project's macro table applies to this language's files (the C preprocessor runs on them)."""
+    spec = _spec(language)
+    return spec is not None and spec.preprocessed
+
+
 def extract(path: str, language: str, source: bytes, macros: MacroTable | None = None) -> Extraction | None:
     """Definitions, calls and imports of one file; None when there is no grammar for `language`.
 
