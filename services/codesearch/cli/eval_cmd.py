@@ -37,6 +37,7 @@ from codesearch.eval.metrics import summarize
 from codesearch.eval.report import format_overview, format_table, load_summary, make_summary
 from codesearch.eval.runfile import (
     RunRecord,
+    format_tiers,
     load_queries,
     read_run,
     run_dicts,
@@ -241,9 +242,10 @@ def run_eval(args: argparse.Namespace) -> int:
         if cal is not None:
             runs[name]["calibration"] = cal
             tables.append(format_calibration(name, cal))
+    tiers = format_tiers({name: run_dicts(records) for name, records in results.items()})
     summary = make_summary(args.queries, args.repo or "", runs)
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    text = "\n\n".join([*tables, format_overview(runs)])
+    text = "\n\n".join([*tables, format_overview(runs), *([tiers] if tiers else [])])
     (out_dir / "report.txt").write_text(text + "\n", encoding="utf-8")
     print(text)
     print(f"\nwrote {out_dir / 'summary.json'} and {len(runs)} run file(s) in {out_dir}")

@@ -34,6 +34,7 @@ from codesearch.eval.polyglot_run import (
     wait_for_embeddings,
     write_jsonl,
 )
+from codesearch.eval.runfile import format_tiers
 from codesearch.v1 import search_pb2_grpc
 
 SEMBLE_SCRIPT = Path(__file__).resolve().parents[1] / "eval" / "semble_baseline.py"
@@ -146,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
                 }
         except (OSError, subprocess.SubprocessError) as e:
             return _err(f"semble baseline failed: {e}")
+    tiers = format_tiers({name: r["records"] for name, r in runs.items()})
     for r in runs.values():
         records = r.pop("records")
         r["summary"] = summarize(pset, records)
@@ -157,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
             r["latency"] = lat
     summary = make_summary(pset, runs)
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    text = format_report(runs, pset)
+    text = format_report(runs, pset) + (f"\n\n{tiers}" if tiers else "")
     (out_dir / "report.txt").write_text(text + "\n", encoding="utf-8")
     print(text)
     print(f"\nwrote {out_dir / 'summary.json'}, {out_dir / 'report.txt'} and {len(runs)} run file(s)")

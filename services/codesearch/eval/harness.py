@@ -19,7 +19,7 @@ import grpc
 from codesearch.config import MAX_MESSAGE_BYTES
 from codesearch.eval.patterns import literal_pattern, regex_pattern
 from codesearch.eval.runfile import Query, Result, RunRecord
-from codesearch.v1 import search_pb2, search_pb2_grpc
+from codesearch.v1 import common_pb2, search_pb2, search_pb2_grpc
 
 MODES: dict[str, search_pb2.SearchMode] = {
     "auto": search_pb2.SEARCH_MODE_AUTO,
@@ -120,7 +120,20 @@ def search_one(stub: search_pb2_grpc.SearchServiceStub, req: search_pb2.SearchRe
         Result(path=h.location.path, line=h.location.start_line, end_line=h.location.end_line, score=h.score)
         for h in resp.hits
     ]
-    return RunRecord(id=qid, results=results, latency_ms=ms, confidence=resp.confidence)
+    return RunRecord(
+        id=qid, results=results, latency_ms=ms, confidence=resp.confidence, vector_tier=vector_tier(resp)
+    )
+
+
+def vector_tier(resp: search_pb2.SearchResponse) -> str:
+    """The tier named by the vector leg's report ("tier static, model ..."), "" when it did not answer."""
+    for report in resp.legs:
+        if report.leg == common_pb2.LEG_VECTOR and (m := _TIER_DETAIL.match(report.detail)):
+            return m.group(1)
+    return ""
+
+
+_TIER_DETAIL = re.compile(r"tier (\w+)")  # fanout.py's LegReport.detail of the vector leg
 
 
 class RepositoryNotFound(Exception):

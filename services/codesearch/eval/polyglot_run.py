@@ -25,7 +25,7 @@ from typing import Any
 import grpc
 from google.protobuf.json_format import MessageToDict
 
-from codesearch.eval.harness import MODES, RERANK, SEARCH_TIMEOUT_S, Variant
+from codesearch.eval.harness import MODES, RERANK, SEARCH_TIMEOUT_S, Variant, vector_tier
 from codesearch.eval.polyglot import PolyglotSet, PolyQuery
 from codesearch.orchestrator.plan import QUESTION_PATH_WEIGHT
 from codesearch.orchestrator.query_terms import query_names
@@ -144,6 +144,8 @@ def run_line(q: PolyQuery, resp: search_pb2.SearchResponse | None, ms: float, er
         for h in resp.hits
     ]
     line["confidence"] = round(resp.confidence, 6)
+    if tier := vector_tier(resp):
+        line["vector_tier"] = tier
     line["strategy"] = resp.strategy
     line["intent"] = search_pb2.Intent.Name(resp.intent).removeprefix("INTENT_").lower()
     reranked = [

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,6 +59,8 @@ class RunRecord:
     error_message: str = ""
     # The server's confidence that the top hit is right (None for baselines that do not say).
     confidence: float | None = None
+    # The vector tier that answered ("static", "transformer"), "" when the vector leg did not.
+    vector_tier: str = ""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -72,6 +74,8 @@ class RunRecord:
             out["latency_ms"] = round(self.latency_ms, 3)
         if self.confidence is not None:
             out["confidence"] = round(self.confidence, 6)
+        if self.vector_tier:
+            out["vector_tier"] = self.vector_tier
         if self.error:
             out["error"] = self.error
             out["error_message"] = self.error_message
@@ -123,6 +127,25 @@ def read_run(path: str | Path) -> dict[str, dict[str, Any]]:
                 r = json.loads(line)
                 runs[r["id"]] = r
     return runs
+
+
+def tier_counts(runs: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
+    """How many answers of a run each vector tier gave ("none": the vector leg did not answer)."""
+    counts: dict[str, int] = {}
+    for r in runs.values():
+        tier = r.get("vector_tier") or "none"
+        counts[tier] = counts.get(tier, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def format_tiers(runs: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> str:
+    """One line per run that has tier records: which vector tier answered its queries."""
+    lines = [
+        f"  {name}: " + ", ".join(f"{t} {n}" for t, n in tier_counts(recs).items())
+        for name, recs in runs.items()
+        if any(r.get("vector_tier") for r in recs.values())
+    ]
+    return "vector tier that answered, queries per run\n" + "\n".join(lines) if lines else ""
 
 
 def run_dicts(records: Iterable[RunRecord]) -> dict[str, dict[str, Any]]:
