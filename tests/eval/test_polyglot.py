@@ -152,3 +152,26 @@ def test_compare_reads_polyglot_summaries(polyglot: Path, tmp_path: Path, capsys
 def test_polyglot_bad_folder_is_a_clean_error(tmp_path: Path, capsys) -> None:
     assert eval_main(["--polyglot", str(tmp_path), "--score", str(tmp_path / "x.jsonl")]) == 2
     assert "not a polyglot set" in capsys.readouterr().err
+
+
+def test_waiting_for_embeddings_does_not_read_a_silent_vector_leg_as_done(
+    tmp_path: Path, start_server, monkeypatch
+) -> None:
+    # A vector leg that cannot answer GetStatus leaves every repository's pending count at 0 in the reply;
+    # the wait must not take that for "complete" (it did once, and a run then measured the wrong tier).
+    import socket
+
+    from codesearch.eval import polyglot_run
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        silent = f"127.0.0.1:{s.getsockname()[1]}"
+    settings = Settings.from_env(
+        {"CODESEARCH_HOME": str(tmp_path / "home"), "CODESEARCH_VECTOR_ADDR": silent}
+    )
+    server = start_server(server_mod.registrars(settings, SERVICES))
+    stub = search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(server.address))
+    monkeypatch.setattr(polyglot_run, "VECTOR_SILENT_S", 0.5)
+    monkeypatch.setattr(polyglot_run, "POLL_S", 0.1)
+    with pytest.raises(polyglot_run.IndexFailed, match="vector leg has not answered"):
+        polyglot_run.wait_for_embeddings(stub, [SMALL_REPO], lambda _line: None)

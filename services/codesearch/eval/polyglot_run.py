@@ -43,6 +43,7 @@ from codesearch.v1 import (
 
 INDEX_TIMEOUT_S = 1800.0  # one repository of the set; the largest (abseil-cpp) takes well under a minute
 EMBED_WAIT_S = 7200.0  # the vector leg at ~23 chunks/s needs about an hour for the whole set
+VECTOR_SILENT_S = 120.0  # a busy embedder can miss GetStatus's 2 s timeout for a while; this long is down
 POLL_S = 2.0  # how often GetStatus is asked while embeddings fill in
 LEG_DUMP_DEPTH = 50  # as the orchestrator's LEG_DEPTH: what fusion sees
 VECTOR_MODES = frozenset({"semantic", "naive_hybrid", "auto"})
@@ -90,13 +91,23 @@ def wait_for_embeddings(
     wanted = set(names)
     t0 = time.perf_counter()
     last_report = 0.0
+    unknown_since: float | None = None
     while True:
         status = stub.GetStatus(search_pb2.GetStatusRequest(), timeout=SEARCH_TIMEOUT_S)
+        waited = time.perf_counter() - t0
+        vector = next((s for s in status.services if s.name == "vector"), None)
+        if vector is not None and not vector.available:
+            # Its stats are missing from this reply, so every count reads 0: not "done", ask again.
+            unknown_since = waited if unknown_since is None else unknown_since
+            if waited - unknown_since > VECTOR_SILENT_S:
+                raise IndexFailed(f"the vector leg has not answered GetStatus for {VECTOR_SILENT_S:.0f}s")
+            time.sleep(POLL_S)
+            continue
+        unknown_since = None
         pending = {r.name: r.embeddings_pending for r in status.repositories if r.name in wanted}
         left = sum(pending.values())
         if not left:
-            return time.perf_counter() - t0
-        waited = time.perf_counter() - t0
+            return waited
         if waited > EMBED_WAIT_S:
             raise IndexFailed(f"embeddings still pending after {waited:.0f}s: {left} chunks")
         if waited - last_report > 30:
