@@ -158,7 +158,8 @@ def test_waiting_for_embeddings_does_not_read_a_silent_vector_leg_as_done(
     tmp_path: Path, start_server, monkeypatch
 ) -> None:
     # A vector leg that cannot answer GetStatus leaves every repository's pending count at 0 in the reply;
-    # the wait must not take that for "complete" (it did once, and a run then measured the wrong tier).
+    # the server marks it unknown and the wait must not take it for "complete" (it did once, and a MiniLM run
+    # then measured the static tier).
     import socket
 
     from codesearch.eval import polyglot_run
@@ -171,7 +172,16 @@ def test_waiting_for_embeddings_does_not_read_a_silent_vector_leg_as_done(
     )
     server = start_server(server_mod.registrars(settings, SERVICES))
     stub = search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(server.address))
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "app.py").write_text("def parse_config(path):\n    return open(path).read()\n")
+    for _ in stub.IndexRepository(search_pb2.IndexRepositoryRequest(path=str(src), name="tiny")):
+        pass  # keyword and graph commit; the vector leg's part is reported degraded
+    listed = stub.ListRepositories(search_pb2.ListRepositoriesRequest()).repositories
+    status = stub.GetStatus(search_pb2.GetStatusRequest()).repositories
+    assert [(r.name, r.embeddings_unknown) for r in listed] == [("tiny", True)]
+    assert [(r.name, r.embeddings_unknown) for r in status] == [("tiny", True)]
     monkeypatch.setattr(polyglot_run, "VECTOR_SILENT_S", 0.5)
     monkeypatch.setattr(polyglot_run, "POLL_S", 0.1)
     with pytest.raises(polyglot_run.IndexFailed, match="vector leg has not answered"):
-        polyglot_run.wait_for_embeddings(stub, [SMALL_REPO], lambda _line: None)
+        polyglot_run.wait_for_embeddings(stub, ["tiny"], lambda _line: None)

@@ -11,6 +11,7 @@ def test_list_repositories_reports_the_chunks_still_waiting_for_embeddings(held_
     (status,) = stub.GetStatus(search_pb2.GetStatusRequest()).repositories
     assert listed.chunks > 0
     assert listed.embeddings_pending == status.embeddings_pending == listed.chunks
+    assert not listed.embeddings_unknown and not status.embeddings_unknown  # the vector leg answered
     held_embeddings.finish()
     (listed,) = stub.ListRepositories(search_pb2.ListRepositoriesRequest()).repositories
     assert listed.embeddings_pending == 0

@@ -28,7 +28,9 @@ def run_status(args: argparse.Namespace) -> int:
     print(f"{len(s.repositories)} repositories")
     for r in s.repositories:
         pending = (
-            f", {r.embeddings_pending} chunk vectors being made in the background"
+            ", chunk vectors not known (the vector leg did not answer)"
+            if r.embeddings_unknown
+            else f", {r.embeddings_pending} chunk vectors being made in the background"
             if r.embeddings_pending
             else ""
         )

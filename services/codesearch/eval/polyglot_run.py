@@ -95,9 +95,8 @@ def wait_for_embeddings(
     while True:
         status = stub.GetStatus(search_pb2.GetStatusRequest(), timeout=SEARCH_TIMEOUT_S)
         waited = time.perf_counter() - t0
-        vector = next((s for s in status.services if s.name == "vector"), None)
-        if vector is not None and not vector.available:
-            # Its stats are missing from this reply, so every count reads 0: not "done", ask again.
+        if any(r.embeddings_unknown for r in status.repositories if r.name in wanted):
+            # The vector leg did not answer this time, so its counts read 0: not "done", ask again.
             unknown_since = waited if unknown_since is None else unknown_since
             if waited - unknown_since > VECTOR_SILENT_S:
                 raise IndexFailed(f"the vector leg has not answered GetStatus for {VECTOR_SILENT_S:.0f}s")

@@ -204,7 +204,13 @@ def build_server(address: str) -> MCPServer:
         if not s.repositories:
             out.append("no repositories indexed")
         for r in s.repositories:
-            pending = f", {r.embeddings_pending} embeddings pending" if r.embeddings_pending else ""
+            pending = (
+                ", embeddings not known (the vector service did not answer)"
+                if r.embeddings_unknown
+                else f", {r.embeddings_pending} embeddings pending"
+                if r.embeddings_pending
+                else ""
+            )
             out.append(
                 f"repository {r.name}: {r.files} files, {r.chunks} chunks, version {r.index_version}, "
                 f"indexed {r.indexed_at or 'never'} from {r.root}{pending}"

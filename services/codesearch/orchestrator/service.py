@@ -124,7 +124,7 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
     ) -> search_pb2.ListRepositoriesResponse:
         repositories = [_repo(r) for r in self.registry.load().values()]
         _, stats = await self._leg_status("vector")
-        _fill_pending(repositories, stats)
+        _fill_pending(repositories, stats or [], self._vector_silent(stats))
         return search_pb2.ListRepositoriesResponse(repositories=repositories)
 
     @rpc
@@ -175,12 +175,20 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
             status.name = name
             status.address = self.legs.legs[name].address or "not configured"
             resp.services.append(status)
-            resp.leg_stats.extend(stats)
-        _fill_pending(resp.repositories, [s for s in resp.leg_stats if s.detail.startswith("vector")])
+            resp.leg_stats.extend(stats or [])
+        vector_stats = results[names.index("vector")][1]
+        _fill_pending(resp.repositories, vector_stats or [], self._vector_silent(vector_stats))
         return resp
 
-    async def _leg_status(self, name: str) -> tuple[search_pb2.ServiceStatus, list[common_pb2.LegIndexStats]]:
-        """Asks one leg how it is; an unreachable or slow leg is reported unavailable with the reason."""
+    def _vector_silent(self, stats: list[common_pb2.LegIndexStats] | None) -> bool:
+        """Whether a configured vector leg failed to answer its stats call (so pending counts are unknown)."""
+        return self.legs.legs["vector"].stub is not None and stats is None
+
+    async def _leg_status(
+        self, name: str
+    ) -> tuple[search_pb2.ServiceStatus, list[common_pb2.LegIndexStats] | None]:
+        """Asks one leg how it is; an unreachable or slow leg is reported unavailable with the reason, and its
+        stats are None (not known, as opposed to none)."""
         stub = self.legs.legs[name].stub
         if stub is None:
             return search_pb2.ServiceStatus(available=False, detail="not configured"), []
@@ -193,7 +201,7 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
         try:
             s = await getattr(stub, method)(request, timeout=STATUS_TIMEOUT_S)
         except grpc.aio.AioRpcError as e:
-            return search_pb2.ServiceStatus(available=False, detail=f"{e.code().name}: {e.details()}"), []
+            return search_pb2.ServiceStatus(available=False, detail=f"{e.code().name}: {e.details()}"), None
         if name == "keyword":
             for x in s.bm25:
                 x.detail = f"keyword bm25 {x.detail}".strip()
@@ -224,12 +232,14 @@ def _check_enums(request: search_pb2.SearchRequest) -> None:
 
 
 def _fill_pending(
-    repositories: Iterable[search_pb2.Repository], vector_stats: list[common_pb2.LegIndexStats]
+    repositories: Iterable[search_pb2.Repository], vector_stats: list[common_pb2.LegIndexStats], silent: bool
 ) -> None:
-    """Each repository's chunks still waiting for embeddings, from the vector leg's stats (0 when it has none)."""
+    """Each repository's chunks still waiting for embeddings, from the vector leg's stats (0 when it has none);
+    marked unknown when the vector leg did not answer."""
     pending = {s.repository: s.pending for s in vector_stats}
     for repo in repositories:
         repo.embeddings_pending = pending.get(repo.name, 0)
+        repo.embeddings_unknown = silent
 
 
 def _repo(r: RepoRecord) -> search_pb2.Repository:

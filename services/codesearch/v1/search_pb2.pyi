@@ -367,7 +367,7 @@ class ListRepositoriesRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class Repository(_message.Message):
-    __slots__ = ("name", "root", "files", "chunks", "index_version", "indexed_at", "embeddings_pending", "commit", "ref", "watched")
+    __slots__ = ("name", "root", "files", "chunks", "index_version", "indexed_at", "embeddings_pending", "commit", "ref", "watched", "embeddings_unknown")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ROOT_FIELD_NUMBER: _ClassVar[int]
     FILES_FIELD_NUMBER: _ClassVar[int]
@@ -378,6 +378,7 @@ class Repository(_message.Message):
     COMMIT_FIELD_NUMBER: _ClassVar[int]
     REF_FIELD_NUMBER: _ClassVar[int]
     WATCHED_FIELD_NUMBER: _ClassVar[int]
+    EMBEDDINGS_UNKNOWN_FIELD_NUMBER: _ClassVar[int]
     name: str
     root: str
     files: int
@@ -388,7 +389,8 @@ class Repository(_message.Message):
     commit: str
     ref: str
     watched: bool
-    def __init__(self, name: _Optional[str] = ..., root: _Optional[str] = ..., files: _Optional[int] = ..., chunks: _Optional[int] = ..., index_version: _Optional[int] = ..., indexed_at: _Optional[str] = ..., embeddings_pending: _Optional[int] = ..., commit: _Optional[str] = ..., ref: _Optional[str] = ..., watched: _Optional[bool] = ...) -> None: ...
+    embeddings_unknown: bool
+    def __init__(self, name: _Optional[str] = ..., root: _Optional[str] = ..., files: _Optional[int] = ..., chunks: _Optional[int] = ..., index_version: _Optional[int] = ..., indexed_at: _Optional[str] = ..., embeddings_pending: _Optional[int] = ..., commit: _Optional[str] = ..., ref: _Optional[str] = ..., watched: _Optional[bool] = ..., embeddings_unknown: _Optional[bool] = ...) -> None: ...
 
 class ListRepositoriesResponse(_message.Message):
     __slots__ = ("repositories",)
