@@ -54,6 +54,39 @@ _FUNCTION_TYPE_DEFAULT = re.compile(rb"(?<=[ \t]=[ \t])(?:void|bool|int)(\(\))(?
 _PAREN_REFERENCE_INIT = re.compile(rb"(?m)^([ \t]+const [\w:<>]+& \w+)\(([^;()\n]*(?:\.|->)\w+\(\))\);$")
 
 
+# - `__restrict` after a reference (`const P& __restrict p`; after `*` the grammar has it): blanked.
+_REFERENCE_RESTRICT = re.compile(rb"&[ \t]*(__restrict__|__restrict)\b")
+# - an operator called by name without a receiver (`return &operator*();`, `return operator<< <char>(v);`): the
+#   operator becomes `_`s, an identifier of the same length, template arguments kept.
+_BARE_OPERATOR_CALL = re.compile(rb"(?:(?<=[&(!])|(?<=return ))(operator(?:\*|->|<<|>>|\(\)))(?=\(| <)")
+# - a functional cast to a keyword type in an expression (`(unsigned(x[0]) << 18)`): the type word is blanked, the
+#   parenthesized operand stays.
+_KEYWORD_CAST = re.compile(
+    rb"(?<=[(|&^+\-*/%=,~!] )(unsigned|signed|char|short|long)(?=\((?!\*))|(?<=\()(unsigned)(?=\()"
+)
+# - `= delete` on a template member (`template <typename T>\n  bool operator==(T&&) const = delete;`), which the
+#   grammar reads as a delete expression: blanked, the declaration stays.
+_TEMPLATE_DELETED = re.compile(rb"(?m)(?<=>\n)[ \t]*[^\n;{}]*\)[ \t]*(?:const[ \t]*)?(= delete);")
+# - a declaration as a `for` condition with no initializer (`for (; const char* dp = strchr(k, *p); ++p)`): the
+#   `;` moves after it, so it reads as the initializer (the loop's locals are not kept).
+_FOR_CONDITION_DECLARATION = re.compile(
+    rb"\bfor \(;( (?:const )?[A-Za-z_][\w:]*(?:<[^;()]*>)?[ \t*&]+[A-Za-z_]\w* = [^;{}]*); "
+)
+# - a pack expansion of a using-declaration (`using T::operator()...;`): the `...` is blanked.
+_USING_PACK = re.compile(rb"\busing [\w:]+::operator[^;\n]*?(\.\.\.);")
+# - a register variable bound to a register (`register uintptr_t x30 __asm__("x30") = ptr;`): the binding blanked.
+_REGISTER_ASM = re.compile(rb"\bregister [^;=\n]*?(__asm__\(\"[^\"\n]*\"\)|asm\(\"[^\"\n]*\"\))")
+# - MSVC's inheritance keywords (`class __virtual_inheritance X : ...`): blanked.
+_INHERITANCE_KEYWORD = re.compile(rb"(?<=class )(__(?:single|multiple|virtual)_inheritance) ")
+# - an explicit object parameter (deducing `this`: `bool operator()(this const This&, Args...)`): `this` is blanked.
+_EXPLICIT_THIS = re.compile(rb"[(,][ \t]*(this) (?=[A-Za-z_])")
+
+
+def _for_condition(match: re.Match[bytes]) -> bytes:
+    # `for (; D; ++p)` -> `for (  D;;++p)`: the declaration keeps its offsets, the space before the update goes
+    return b"for (  " + match.group(1)[1:] + b";;"
+
+
 def _brace_default(match: re.Match[bytes]) -> bytes:
     inner = match.group(1)
     return b"(" + inner + b")" if inner.strip() else b"0" + spaces(inner) + b" "
@@ -92,7 +125,23 @@ def rewrite_cpp_gaps(source: bytes) -> bytes:
         source = _FUNCTION_TYPE_DEFAULT.sub(blank_group(1), source)
     if b"& " in source:
         source = _PAREN_REFERENCE_INIT.sub(lambda m: m.group(1) + b"{" + m.group(2) + b"};", source)
+    if b"__restrict" in source:
+        source = _REFERENCE_RESTRICT.sub(blank_group(1), source)
+    if b"(" in source:
+        source = _KEYWORD_CAST.sub(blank, source)
+    if b"= delete" in source:
+        source = _TEMPLATE_DELETED.sub(blank_group(1), source)
+    if b"for (;" in source:
+        source = _FOR_CONDITION_DECLARATION.sub(_for_condition, source)
+    if b"register " in source:
+        source = _REGISTER_ASM.sub(blank_group(1), source)
+    if b"_inheritance " in source:
+        source = _INHERITANCE_KEYWORD.sub(blank_group(1), source)
+    if b"this " in source:
+        source = _EXPLICIT_THIS.sub(blank_group(1), source)
     if b"operator" in source:
+        source = _BARE_OPERATOR_CALL.sub(underscore_group(1), source)
+        source = _USING_PACK.sub(blank_group(1), source)
         source = _OPERATOR_CALL.sub(underscore_group(1), source)
         source = _OPERATOR_STATEMENT.sub(lambda m: m.group(1) + b"__", source)
     return source

@@ -30,8 +30,13 @@ _ATTRIBUTE_TOKEN = re.compile(
     rb"\s*(?:__attribute__\s*\(" + _BALANCED + rb"\)|\[\[[^\[\]]*\]\]|__declspec\s*\([^()]*\)"
     rb"|alignas\s*\([^()]*\)"
     rb"|(?:_Nullable|_Nonnull|_Null_unspecified|__restrict__|__restrict|__thread|thread_local|constexpr|inline"
-    rb"|__inline__|__inline|__forceinline|noexcept|volatile)\b)"
+    rb"|__inline__|__inline|__forceinline|noexcept|volatile|const|constinit|consteval|static)\b)"
 )
+# A body that heads the block written after the use (`#define ABSL_INTERNAL_TRY try` / `if (true)`,
+# `ABSL_INTERNAL_CATCH_ANY catch (...)` / `else if (false)`): blanked, the blocks read as compound statements and
+# keep their calls; the macro adds no name. Not a whole statement (curl's `#define Curl_nop_stmt do {} while(0)`
+# stands for functions compiled out, whose real definitions must stay).
+_STATEMENT_HEAD = re.compile(rb"try|catch\s*\([^()]*\)|(?:else\s+)?if\s*\([^()]*\)")
 _NAME = re.compile(rb"\s*([A-Za-z_]\w*)\s*(?:" + _BALANCED + rb")?")
 _IDENTIFIER = re.compile(rb"[A-Za-z_]\w*")
 _PASTE_BODY = re.compile(rb"\w*(?:\s*##\s*\w+)+")  # `0x##x##ULL`, `Elf64_##x`
@@ -43,7 +48,10 @@ _MACRO_NAME = re.compile(rb"[A-Za-z]\w*_\w*|[A-Z][A-Z0-9]{2,}")
 
 
 def _attribute_like(body: bytes, known: set[bytes]) -> bool:
-    """Whether a macro body is empty or only attributes, qualifiers and names already known to be such macros."""
+    """Whether a macro body is empty or only attributes, qualifiers and names already known to be such macros, or
+    the head of a statement whose block follows the use (see _STATEMENT_HEAD)."""
+    if _STATEMENT_HEAD.fullmatch(body):
+        return True
     at = 0
     while body[at:].strip():
         token = _ATTRIBUTE_TOKEN.match(body, at)

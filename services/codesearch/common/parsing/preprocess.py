@@ -153,6 +153,12 @@ _TYPE_WORDS = frozenset(b"int char bool void float double long short unsigned si
 # A line ending in one of these continues an expression: a macro on the next line is its operand
 # (`ver =\n#ifdef A\n    VERSION_A\n#else ...`), not a declaration's attribute.
 _EXPRESSION_OPENERS = tuple(c.encode() for c in "=(,+-*/|&?<[!~%^")
+# A `#define` with its continuation lines that holds a block comment (`/* NOLINT */ \`), and the comment.
+_DEFINE_LINES = re.compile(rb"(?m)^[ \t]*#[ \t]*define(?=[^\n]*\\\n)(?:[^\n\\]|\\.|\\\n)*")
+_BLOCK_COMMENT = re.compile(rb"/\*.*?\*/", re.S)
+# What continues an invocation on the next line as an expression: a stream (`<< "why"`) or a call chain
+# (`EXPECT_CALL(*this, Send)\n    .Times(1)`); the line is then a statement, not a macro standing alone.
+_CONTINUED = re.compile(rb"\s*(?:<<|->|\.[A-Za-z_])")
 _METHOD_QUALIFIERS = frozenset(b"const noexcept override final".split())
 _LINE_TOKENS = re.compile(rb"[A-Za-z_][\w:]*|[*&)\]>}]")
 
@@ -180,7 +186,8 @@ def _blank_macro_line(source: bytes) -> Callable[[re.Match[bytes]], bytes]:
         while at >= 0 and source[at] in b" \t\r\n":  # back over blank lines, without copying the source
             at -= 1
         inside_expression = at >= 0 and source[at : at + 1] in _EXPRESSION_OPENERS
-        return match.group(0) if inside_expression else _spaces(match.group(0))
+        continued = _CONTINUED.match(source, match.end()) is not None  # `EXPECT_LE(a, b)\n  << "why";`
+        return match.group(0) if inside_expression or continued else _spaces(match.group(0))
 
     return blank
 
@@ -262,8 +269,17 @@ def keep_first_branches(source: bytes) -> bytes:
     return b"\n".join(lines)
 
 
+def _blank_define_comments(source: bytes) -> bytes:
+    """Block comments inside a `#define` that continues past them are blanked: the preprocessor reads a comment as a
+    space, but tree-sitter's directive text stops at one and the rest of the body is read as code."""
+    if b"/*" not in source or b"define" not in source:
+        return source
+    return _DEFINE_LINES.sub(lambda m: _BLOCK_COMMENT.sub(_blank, m.group(0)), source)
+
+
 def blank_macros(source: bytes) -> bytes:
     """Blanks macro lines, attribute-like macros, wrapped declarations and the other forms above."""
+    source = _blank_define_comments(source)
     source = _TOP_LEVEL_INVOCATION.sub(_blank, source)  # before the macro lines: it may continue past one
     source = _MACRO_LINE.sub(_blank_macro_line(source), source)
     if b", (" in source:

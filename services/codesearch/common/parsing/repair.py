@@ -1,0 +1,135 @@
+"""Error-located repair of C-family parses: the arguments of the macro invocation around each remaining error.
+
+A function-like macro's arguments need not be code: `ABSL_INTERNAL_X(insert_or_assign, .., const &, const &)`,
+`COMPOP(>, <, LogSeverityAtLeast)`, `EXPECT_THROW(ThrowingValue<> bomb, E)`, `MATCHER_P(IsNode, h, "a" + b) {`
+are token lists the preprocessor pastes into code the source does not hold. After the preprocess candidates
+(preprocess.c_family_retries), each ERROR or MISSING node left in the tree is looked up in the source: the
+innermost invocation of a name that reads as a macro (upper case with `_`, or 3+ upper-case letters) whose
+parentheses hold it, or that ends right before it, gets its arguments blanked (same length, newlines kept; the
+name and the parentheses stay, so `M(..);` reads as a call statement and `M(..) {` as a function with its body).
+The repaired tree is kept only if it has fewer errors; a few rounds reach the invocations around invocations.
+Nothing here names a project's macros: the errors point at them.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable
+
+from tree_sitter import Node, Tree
+
+from codesearch.common.parsing.blanking import spaces
+
+# Rounds of repair after the candidates: each blanks the next enclosing invocation of the errors left. Over
+# abseil-cpp's files with errors, a third round found nothing a second had not (see the note of issue 18).
+MAX_REPAIR_ROUNDS = 3
+# An invocation this far (bytes) before an error cannot hold it in practice; the search stops there.
+MAX_INVOCATION_REACH = 8192
+# Errors looked up per round: a file lost from its first line has hundreds, and the first ones lead.
+MAX_ERRORS_PER_ROUND = 64
+
+_MACRO_CALL = re.compile(rb"(?<![\w.>:])(?:[A-Z][A-Z0-9]*_[A-Z0-9_]*|[A-Z]{3,}[A-Z0-9]*)[ \t]*\(")
+# What the parenthesis matcher steps over whole: strings, characters, comments (an `)` inside one is not code).
+_SKIPPED = rb'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|//[^\n]*|/\*.*?\*/'
+_PAREN_TOKENS = re.compile(rb"[()]|" + _SKIPPED, re.S)
+_DIRECTIVE_LINES = re.compile(rb"(?m)^[ \t]*#(?:[^\n\\]|\\.|\\\n)*")
+
+
+def error_nodes(root: Node, limit: int) -> list[Node]:
+    """The first `limit` ERROR and MISSING nodes of the tree, in source order."""
+    found: list[Node] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            found.append(node)
+            continue
+        stack.extend(child for child in reversed(node.children) if child.has_error or child.is_missing)
+    found.sort(key=lambda n: n.start_byte)
+    return found[:limit]
+
+
+def _closing(source: bytes, open_at: int) -> int:
+    """The offset just after the `)` that closes the `(` at `open_at`, or -1 when it does not close."""
+    depth = 0
+    for token in _PAREN_TOKENS.finditer(source, open_at):
+        char = token.group(0)
+        if char == b"(":
+            depth += 1
+        elif char == b")":
+            depth -= 1
+            if depth == 0:
+                return token.end()
+    return -1
+
+
+class _Invocations:
+    """The macro-looking invocations of one source outside `#` directives, found lazily around an offset."""
+
+    def __init__(self, source: bytes) -> None:
+        self.source = source
+        directives = [m.span() for m in _DIRECTIVE_LINES.finditer(source)] if b"#" in source else []
+        self.opens: list[int] = []  # offset of each invocation's `(`
+        self.names: list[int] = []  # offset of its name
+        for match in _MACRO_CALL.finditer(source):
+            i = bisect.bisect_right(directives, (match.start(), len(source))) - 1
+            if i >= 0 and match.start() < directives[i][1]:
+                continue  # a `#define` body is not parsed as code
+            self.names.append(match.start())
+            self.opens.append(match.end() - 1)
+        self._closes: dict[int, int] = {}
+
+    def close_of(self, open_at: int) -> int:
+        if open_at not in self._closes:
+            self._closes[open_at] = _closing(self.source, open_at)
+        return self._closes[open_at]
+
+    def around(self, at: int, skip: set[int]) -> tuple[int, int] | None:
+        """The innermost invocation not in `skip` (by its `(`) that holds `at` (from its name to its `)`) or ends
+        right before it (only blanks between): its `(` and the offset after its `)`."""
+        i = bisect.bisect_right(self.names, at) - 1  # an error may start on the name (`COMPOP(>, <, X)`)
+        while i >= 0 and at - self.names[i] <= MAX_INVOCATION_REACH:
+            open_at = self.opens[i]
+            i -= 1
+            if open_at in skip:
+                continue
+            close = self.close_of(open_at)
+            if close > at or (close > 0 and not self.source[close:at].strip()):
+                return open_at, close
+        return None
+
+
+def _blank_arguments(source: bytearray, open_at: int, close: int) -> None:
+    source[open_at + 1 : close - 1] = spaces(bytes(source[open_at + 1 : close - 1]))
+
+
+def repair(
+    parse: Callable[[bytes], Tree], source: bytes, tree: Tree, errors: int, count: Callable[[Node], int]
+) -> tuple[Tree, int, bytes]:
+    """The tree with the fewest errors after blanking, round by round, the arguments of the innermost invocations
+    around the errors (the tree given, when none has fewer), its error count and the bytes it parsed."""
+    invocations = _Invocations(source)
+    if not invocations.opens:
+        return tree, errors, source
+    blanked: set[int] = set()
+    current = bytearray(source)
+    for _ in range(MAX_REPAIR_ROUNDS):
+        spans: dict[int, int] = {}
+        for node in error_nodes(tree.root_node, MAX_ERRORS_PER_ROUND):
+            found = invocations.around(node.start_byte, blanked | set(spans))
+            if found is not None:
+                spans[found[0]] = found[1]
+        if not spans:
+            break
+        candidate = bytearray(current)
+        for open_at, close in spans.items():
+            _blank_arguments(candidate, open_at, close)
+        repaired = parse(bytes(candidate))
+        found_errors = count(repaired.root_node)
+        blanked.update(spans)
+        if found_errors < errors:
+            tree, errors, current = repaired, found_errors, candidate
+            if errors == 0:
+                break
+    return tree, errors, bytes(current)
