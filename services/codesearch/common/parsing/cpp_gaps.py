@@ -28,7 +28,7 @@ _EXPRESSION_TYPENAME = re.compile(
 # - `using typename Base::x;`: the keyword is blanked.
 _USING_TYPENAME = re.compile(rb"\busing (typename) ")
 # - a brace default of a parameter (`std::vector<int> lines = {}`, `T t = {1}`): `{}` becomes `0 `, `{x}` `(x)`.
-_BRACE_DEFAULT = re.compile(rb"(?<=\w = )\{([^{}()\n;]*)\}(?=\s*[,)])")
+_BRACE_DEFAULT = re.compile(rb"(?<=[\w ] = )\{([^{}()\n;]*)\}(?=\s*[,)])")
 # - a destructor called by name (`p->~T<>()`, `node->Node::~Node()`, `x.~T()`): the `~` is blanked.
 _DESTRUCTOR_CALL = re.compile(rb"(?:\.|->)(?:\w+::)?(~)(?=\w)")
 # - an operator called as a statement (`operator++();` in an iterator's postfix form).
@@ -56,9 +56,12 @@ _PAREN_REFERENCE_INIT = re.compile(rb"(?m)^([ \t]+const [\w:<>]+& \w+)\(([^;()\n
 
 # - `__restrict` after a reference (`const P& __restrict p`; after `*` the grammar has it): blanked.
 _REFERENCE_RESTRICT = re.compile(rb"&[ \t]*(__restrict__|__restrict)\b")
-# - an operator called by name without a receiver (`return &operator*();`, `return operator<< <char>(v);`): the
-#   operator becomes `_`s, an identifier of the same length, template arguments kept.
-_BARE_OPERATOR_CALL = re.compile(rb"(?:(?<=[&(!])|(?<=return ))(operator(?:\*|->|<<|>>|\(\)))(?=\(| <)")
+# - an operator called by name without a receiver (`return &operator*();`, `return operator<< <char>(v);`) or
+#   specialized outside its class (`template <> L& L::operator<< <const wchar_t*>(..)`): the operator becomes
+#   `_`s, an identifier of the same length, template arguments kept.
+_BARE_OPERATOR_CALL = re.compile(
+    rb"(?:(?<=[&(!])|(?<=return ))(operator(?:\*|->|<<|>>|\(\)))(?=\(| <)|(?<=::)(operator(?:<<|>>)) (?=<)"
+)
 # - a functional cast to a keyword type in an expression (`(unsigned(x[0]) << 18)`): the type word is blanked, the
 #   parenthesized operand stays.
 _KEYWORD_CAST = re.compile(
@@ -72,6 +75,8 @@ _TEMPLATE_DELETED = re.compile(rb"(?m)(?<=>\n)[ \t]*[^\n;{}]*\)[ \t]*(?:const[ \
 _FOR_CONDITION_DECLARATION = re.compile(
     rb"\bfor \(;( (?:const )?[A-Za-z_][\w:]*(?:<[^;()]*>)?[ \t*&]+[A-Za-z_]\w* = [^;{}]*); "
 )
+# - an attribute between a variable and its initializer (`Factory f __attribute__((weak)) =`): blanked.
+_ATTRIBUTE_BEFORE_INIT = re.compile(rb"(?<=\w )(__attribute__\(\((?:[^()\n]|\([^()\n]*\))*\)\))(?=[ \t]*=)")
 # - a pack expansion of a using-declaration (`using T::operator()...;`): the `...` is blanked.
 _USING_PACK = re.compile(rb"\busing [\w:]+::operator[^;\n]*?(\.\.\.);")
 # - a register variable bound to a register (`register uintptr_t x30 __asm__("x30") = ptr;`): the binding blanked.
@@ -80,6 +85,11 @@ _REGISTER_ASM = re.compile(rb"\bregister [^;=\n]*?(__asm__\(\"[^\"\n]*\"\)|asm\(
 _INHERITANCE_KEYWORD = re.compile(rb"(?<=class )(__(?:single|multiple|virtual)_inheritance) ")
 # - an explicit object parameter (deducing `this`: `bool operator()(this const This&, Args...)`): `this` is blanked.
 _EXPLICIT_THIS = re.compile(rb"[(,][ \t]*(this) (?=[A-Za-z_])")
+
+
+def _underscore_operator(match: re.Match[bytes]) -> bytes:
+    group = 1 if match.group(1) else 2
+    return underscore_group(group)(match)
 
 
 def _for_condition(match: re.Match[bytes]) -> bytes:
@@ -133,6 +143,8 @@ def rewrite_cpp_gaps(source: bytes) -> bytes:
         source = _TEMPLATE_DELETED.sub(blank_group(1), source)
     if b"for (;" in source:
         source = _FOR_CONDITION_DECLARATION.sub(_for_condition, source)
+    if b"__attribute__" in source:
+        source = _ATTRIBUTE_BEFORE_INIT.sub(blank_group(1), source)
     if b"register " in source:
         source = _REGISTER_ASM.sub(blank_group(1), source)
     if b"_inheritance " in source:
@@ -140,7 +152,7 @@ def rewrite_cpp_gaps(source: bytes) -> bytes:
     if b"this " in source:
         source = _EXPLICIT_THIS.sub(blank_group(1), source)
     if b"operator" in source:
-        source = _BARE_OPERATOR_CALL.sub(underscore_group(1), source)
+        source = _BARE_OPERATOR_CALL.sub(_underscore_operator, source)
         source = _USING_PACK.sub(blank_group(1), source)
         source = _OPERATOR_CALL.sub(underscore_group(1), source)
         source = _OPERATOR_STATEMENT.sub(lambda m: m.group(1) + b"__", source)

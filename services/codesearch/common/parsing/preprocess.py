@@ -101,7 +101,7 @@ _WRAPPED_DECLARATION = re.compile(
 _BUILTIN_AVAILABLE = re.compile(rb"(?<=\b__builtin_available\()([^()\n]+)(?=\))")
 # A function-like macro given a bare type in an assignment (`avalue = form_ptr_arg(char *);`): the type becomes `0`.
 _TYPE_ARGUMENT = re.compile(
-    rb"= [A-Za-z_]\w*\(((?:const |struct |unsigned )*[A-Za-z_]\w*[ \t]*\*+[ \t]*)\)(?=[ \t]*;)"
+    rb"= (?!(?:sizeof|alignof|alignas|decltype|typeid)\()[A-Za-z_]\w*\(((?:const |struct |unsigned )*[A-Za-z_]\w*[ \t]*\*+[ \t]*)\)(?=[ \t]*;)"
 )
 # `va_arg(ap, T)` takes a type where the grammar wants an expression; the type becomes `0`.
 _VA_ARG = re.compile(rb"\bva_arg\([^,()\n]+,([^()\n]+)\)")
@@ -180,12 +180,22 @@ def _ends_declarator(source: bytes, at: int) -> bool:
     return tokens[-2] not in _TYPE_PREFIXES
 
 
+def _in_comment(source: bytes, at: int) -> bool:
+    """Whether the byte at `at`, the last of its line before a macro line, ends a comment (`// ---`, `*/`), not an
+    expression."""
+    return source[at - 1 : at + 1] == b"*/" or b"//" in source[source.rfind(b"\n", 0, at) + 1 : at + 1]
+
+
 def _blank_macro_line(source: bytes) -> Callable[[re.Match[bytes]], bytes]:
     def blank(match: re.Match[bytes]) -> bytes:
         at = match.start() - 1
         while at >= 0 and source[at] in b" \t\r\n":  # back over blank lines, without copying the source
             at -= 1
-        inside_expression = at >= 0 and source[at : at + 1] in _EXPRESSION_OPENERS
+        inside_expression = (
+            at >= 0 and source[at : at + 1] in _EXPRESSION_OPENERS and not _in_comment(source, at)
+        ) or source[
+            at : at + 1
+        ] == b"\\"  # a `#define`'s body: blanked, the directive would take the next line
         continued = _CONTINUED.match(source, match.end()) is not None  # `EXPECT_LE(a, b)\n  << "why";`
         return match.group(0) if inside_expression or continued else _spaces(match.group(0))
 

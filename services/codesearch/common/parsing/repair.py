@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from tree_sitter import Node, Tree
 
@@ -23,7 +23,7 @@ from codesearch.common.parsing.blanking import spaces
 
 # Rounds of repair after the candidates: each blanks the next enclosing invocation of the errors left. Over
 # abseil-cpp's files with errors, a third round found nothing a second had not (see the note of issue 18).
-MAX_REPAIR_ROUNDS = 3
+MAX_REPAIR_ROUNDS = 4
 # An invocation this far (bytes) before an error cannot hold it in practice; the search stops there.
 MAX_INVOCATION_REACH = 8192
 # Errors looked up per round: a file lost from its first line has hundreds, and the first ones lead.
@@ -37,14 +37,14 @@ _DIRECTIVE_LINES = re.compile(rb"(?m)^[ \t]*#(?:[^\n\\]|\\.|\\\n)*")
 
 
 def error_nodes(root: Node, limit: int) -> list[Node]:
-    """The first `limit` ERROR and MISSING nodes of the tree, in source order."""
+    """The first `limit` ERROR and MISSING nodes of the tree, in source order, with those inside an ERROR (one that
+    holds a whole file from its first declaration on starts far from what derailed it; the ones inside are near)."""
     found: list[Node] = []
     stack = [root]
     while stack:
         node = stack.pop()
         if node.is_error or node.is_missing:
             found.append(node)
-            continue
         stack.extend(child for child in reversed(node.children) if child.has_error or child.is_missing)
     found.sort(key=lambda n: n.start_byte)
     return found[:limit]
@@ -70,6 +70,7 @@ class _Invocations:
     def __init__(self, source: bytes) -> None:
         self.source = source
         directives = [m.span() for m in _DIRECTIVE_LINES.finditer(source)] if b"#" in source else []
+        self.directives = directives
         self.opens: list[int] = []  # offset of each invocation's `(`
         self.names: list[int] = []  # offset of its name
         for match in _MACRO_CALL.finditer(source):
@@ -85,23 +86,29 @@ class _Invocations:
             self._closes[open_at] = _closing(self.source, open_at)
         return self._closes[open_at]
 
-    def around(self, at: int, skip: set[int]) -> tuple[int, int] | None:
-        """The innermost invocation not in `skip` (by its `(`) that holds `at` (from its name to its `)`) or ends
-        right before it (only blanks between): its `(` and the offset after its `)`."""
-        i = bisect.bisect_right(self.names, at) - 1  # an error may start on the name (`COMPOP(>, <, X)`)
-        while i >= 0 and at - self.names[i] <= MAX_INVOCATION_REACH:
-            open_at = self.opens[i]
-            i -= 1
-            if open_at in skip:
-                continue
-            close = self.close_of(open_at)
-            if close > at or (close > 0 and not self.source[close:at].strip()):
-                return open_at, close
+    def directive_at(self, at: int) -> tuple[int, int] | None:
+        """The `#` directive (with its continuation lines) that holds `at`, if any."""
+        i = bisect.bisect_right(self.directives, (at, len(self.source))) - 1
+        if i >= 0 and at < self.directives[i][1]:
+            return self.directives[i]
         return None
 
-
-def _blank_arguments(source: bytearray, open_at: int, close: int) -> None:
-    source[open_at + 1 : close - 1] = spaces(bytes(source[open_at + 1 : close - 1]))
+    def around(self, at: int, end: int) -> Iterator[tuple[int, int, int]]:
+        """The invocations around an error from `at` to `end`: the one starting right after it (only blanks between:
+        `= 0 REPLICATE(COUNT, _, _);`), then those that hold `at` (from the name to the `)`) or end right before
+        it, innermost first: the offsets of each one's name, `(` and after its `)`."""
+        j = bisect.bisect_left(self.names, end)
+        if j < len(self.names) and not self.source[end : self.names[j]].strip():
+            close = self.close_of(self.opens[j])
+            if close > 0:
+                yield self.names[j], self.opens[j], close
+        i = bisect.bisect_right(self.names, at) - 1  # an error may start on the name (`COMPOP(>, <, X)`)
+        while i >= 0 and at - self.names[i] <= MAX_INVOCATION_REACH:
+            name_at, open_at = self.names[i], self.opens[i]
+            i -= 1
+            close = self.close_of(open_at)
+            if close > at or (close > 0 and not self.source[close:at].strip()):
+                yield name_at, open_at, close
 
 
 def repair(
@@ -112,22 +119,33 @@ def repair(
     invocations = _Invocations(source)
     if not invocations.opens:
         return tree, errors, source
-    blanked: set[int] = set()
+    tried: dict[
+        int, int
+    ] = {}  # `(` offset -> the stage tried: 1 its arguments blanked, 2 the whole invocation
     current = bytearray(source)
     for _ in range(MAX_REPAIR_ROUNDS):
-        spans: dict[int, int] = {}
+        spans: dict[int, tuple[int, int]] = {}  # `(` offset -> (first byte blanked, end)
         for node in error_nodes(tree.root_node, MAX_ERRORS_PER_ROUND):
-            found = invocations.around(node.start_byte, blanked | set(spans))
-            if found is not None:
-                spans[found[0]] = found[1]
+            directive = invocations.directive_at(node.start_byte)
+            if directive is not None and tried.get(directive[0], 0) == 0:
+                # a `#define` inside an initializer list (`= {\n#define A(T) F<T>(),\n  TYPES(A)`): the grammar has
+                # no place for it there
+                spans[directive[0]] = directive
+                continue
+            for name_at, open_at, close in invocations.around(node.start_byte, node.end_byte):
+                stage = tried.get(open_at, 0)
+                if open_at in spans or stage >= 2:
+                    continue  # the next one out
+                spans[open_at] = (open_at + 1, close - 1) if stage == 0 else (name_at, close)
+                break
         if not spans:
             break
         candidate = bytearray(current)
-        for open_at, close in spans.items():
-            _blank_arguments(candidate, open_at, close)
+        for open_at, (start, end) in spans.items():
+            candidate[start:end] = spaces(bytes(candidate[start:end]))
+            tried[open_at] = tried.get(open_at, 0) + 1
         repaired = parse(bytes(candidate))
         found_errors = count(repaired.root_node)
-        blanked.update(spans)
         if found_errors < errors:
             tree, errors, current = repaired, found_errors, candidate
             if errors == 0:
