@@ -20,10 +20,10 @@ _UNNAMED_DEFAULT = re.compile(rb"[*&](?<=[\w>)][*&])( )(?==[^=])")  # starts on 
 _DELETED = re.compile(rb"(?m)^[^ \t\n][^\n]*\)[ \t]*(= delete);")
 # - an enum with a base and no name (`enum : int32_t {`): the base is blanked, the enumerators stay.
 _UNNAMED_ENUM_BASE = re.compile(rb"\benum( *: *[\w:]+)(?= *\{)")
-# - `typename` in an expression (`T(typename T::tag_t{}, x)`, `typename slot_type::ctor()`): blanked, the
-#   qualified name stays.
+# - `typename` in an expression (`T(typename T::tag_t{}, x)`, `typename slot_type::ctor()`,
+#   `= typename std::conjunction<A, B>::value;`): blanked, the qualified name stays.
 _EXPRESSION_TYPENAME = re.compile(
-    rb"(?:[(,{=+]|return)\s*(typename)(?=\s[\w:]+(?:<(?:[^<>;]|<[^<>;]*>)*>)?::\w+(?:\{|\())"
+    rb"(?:[(,{=+]|return)\s*(typename)(?=\s[\w:]+(?:<(?:[^<>;]|<[^<>;]*>)*>)?::\s*\w+(?:\{|\(|\s*[;,)]))"
 )
 # - `using typename Base::x;`: the keyword is blanked.
 _USING_TYPENAME = re.compile(rb"\busing (typename) ")

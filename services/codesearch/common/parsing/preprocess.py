@@ -168,7 +168,7 @@ def _ends_declarator(source: bytes, at: int) -> bool:
     word at `at` is an attribute macro and not the declared name itself."""
     line_start = source.rfind(b"\n", 0, at) + 1
     tokens = _LINE_TOKENS.findall(source[line_start:at])
-    if not tokens:
+    if not tokens or b"new" in tokens:  # `::new (buf) CONDITION_VARIABLE;`: placement new's type
         return False
     while len(tokens) > 1 and tokens[-1] in _METHOD_QUALIFIERS:  # `f() const ABSL_ATTRIBUTE_LIFETIME_BOUND {`
         tokens.pop()
@@ -232,7 +232,9 @@ def _blank_defined_qualifiers(source: bytes) -> bytes:
     if not names:
         return source
     uses = re.compile(
-        rb"(?<!define )\b(?:" + b"|".join(re.escape(n) for n in sorted(names)) + rb")\b(?![ \t]*\()"
+        rb"(?<!define )(?<!undef )\b(?:"
+        + b"|".join(re.escape(n) for n in sorted(names))
+        + rb")\b(?![ \t]*\()"
     )
     return uses.sub(_blank, source)
 

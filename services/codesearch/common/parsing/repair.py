@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from tree_sitter import Node, Tree
 
@@ -26,6 +26,9 @@ from codesearch.common.parsing.blanking import spaces
 MAX_REPAIR_ROUNDS = 4
 # An invocation this far (bytes) before an error cannot hold it in practice; the search stops there.
 MAX_INVOCATION_REACH = 8192
+# An ERROR this long (bytes) holds whole declarations, not a run of invocations read as one: those inside it are
+# left alone (the ones around its own start and end are still looked up).
+MAX_ERROR_SPAN = 2048
 # Errors looked up per round: a file lost from its first line has hundreds, and the first ones lead.
 MAX_ERRORS_PER_ROUND = 64
 
@@ -33,6 +36,9 @@ _MACRO_CALL = re.compile(rb"(?<![\w.>:])(?:[A-Z][A-Z0-9]*_[A-Z0-9_]*|[A-Z]{3,}[A
 # What the parenthesis matcher steps over whole: strings, characters, comments (an `)` inside one is not code).
 _SKIPPED = rb'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|//[^\n]*|/\*.*?\*/'
 _PAREN_TOKENS = re.compile(rb"[()]|" + _SKIPPED, re.S)
+_GAP = re.compile(rb"(?:\s|//[^\n]*|/\*.*?\*/)*", re.S)  # what may stand between an invocation and its error
+_DEFINE_OR_UNDEF = re.compile(rb"[ \t]*#[ \t]*(?:define|undef)\b")
+_EXPRESSION_ENDS = (b",", b"(", b")", b"=", b"= {", b"={", b"return")
 _DIRECTIVE_LINES = re.compile(rb"(?m)^[ \t]*#(?:[^\n\\]|\\.|\\\n)*")
 
 
@@ -67,10 +73,9 @@ def _closing(source: bytes, open_at: int) -> int:
 class _Invocations:
     """The macro-looking invocations of one source outside `#` directives, found lazily around an offset."""
 
-    def __init__(self, source: bytes) -> None:
+    def __init__(self, source: bytes, directives: list[tuple[int, int]]) -> None:
+        """`directives`: (start, end) of each `#` line of `source` with its continuation lines."""
         self.source = source
-        directives = [m.span() for m in _DIRECTIVE_LINES.finditer(source)] if b"#" in source else []
-        self.directives = directives
         self.opens: list[int] = []  # offset of each invocation's `(`
         self.names: list[int] = []  # offset of its name
         for match in _MACRO_CALL.finditer(source):
@@ -86,19 +91,25 @@ class _Invocations:
             self._closes[open_at] = _closing(self.source, open_at)
         return self._closes[open_at]
 
-    def directive_at(self, at: int) -> tuple[int, int] | None:
-        """The `#` directive (with its continuation lines) that holds `at`, if any."""
-        i = bisect.bisect_right(self.directives, (at, len(self.source))) - 1
-        if i >= 0 and at < self.directives[i][1]:
-            return self.directives[i]
-        return None
+    def inside(self, start: int, end: int) -> Iterator[tuple[int, int, int]]:
+        """The invocations that lie whole in an ERROR from `start` to `end` (`{ TYPES(A) TYPES(B) }`, calls that
+        expand to lists read as one run of tokens), outermost first."""
+        i = bisect.bisect_left(self.names, start)
+        reached = start
+        while i < len(self.names) and self.names[i] < end:
+            name_at, open_at = self.names[i], self.opens[i]
+            i += 1
+            close = self.close_of(open_at)
+            if name_at >= reached and 0 < close <= end:
+                reached = close
+                yield name_at, open_at, close
 
     def around(self, at: int, end: int) -> Iterator[tuple[int, int, int]]:
         """The invocations around an error from `at` to `end`: the one starting right after it (only blanks between:
         `= 0 REPLICATE(COUNT, _, _);`), then those that hold `at` (from the name to the `)`) or end right before
         it, innermost first: the offsets of each one's name, `(` and after its `)`."""
         j = bisect.bisect_left(self.names, end)
-        if j < len(self.names) and not self.source[end : self.names[j]].strip():
+        if j < len(self.names) and _GAP.fullmatch(self.source, end, self.names[j]):
             close = self.close_of(self.opens[j])
             if close > 0:
                 yield self.names[j], self.opens[j], close
@@ -107,43 +118,77 @@ class _Invocations:
             name_at, open_at = self.names[i], self.opens[i]
             i -= 1
             close = self.close_of(open_at)
-            if close > at or (close > 0 and not self.source[close:at].strip()):
+            if close > at or (close > 0 and _GAP.fullmatch(self.source, close, max(close, at))):
                 yield name_at, open_at, close
+
+
+def _expression_directives(source: bytes, directives: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The `#define`s and `#undef`s written inside an expression (`= {\n#define A(T) F<T>(),\n  TYPES(A)\n#undef A`,
+    `return\n#define C(c) ...`): the code before them, past blank lines, comments and other directives, ends in
+    `,`, `(`, `)`, `=`, `= {` or `return`. The grammar has no place for a directive there; the preprocessor reads it
+    before the code, so the expression around it is whole without it."""
+    found = []
+    for start, end in directives:
+        if not _DEFINE_OR_UNDEF.match(source, start):
+            continue
+        at = start
+        while at > 0:  # back over blank lines, line comments and directives to the code line before
+            line_start = source.rfind(b"\n", 0, at - 1) + 1
+            code = source[line_start : at - 1].split(b"//", 1)[0].rstrip()
+            at = line_start
+            if code.strip() and not code.lstrip().startswith(b"#"):
+                if code.endswith(_EXPRESSION_ENDS):
+                    found.append((start, end))
+                break
+    return found
+
+
+def _blanked(source: bytes | bytearray, spans: Iterable[tuple[int, int]]) -> bytearray:
+    out = bytearray(source)
+    for start, end in spans:
+        out[start:end] = spaces(bytes(out[start:end]))
+    return out
 
 
 def repair(
     parse: Callable[[bytes], Tree], source: bytes, tree: Tree, errors: int, count: Callable[[Node], int]
 ) -> tuple[Tree, int, bytes]:
-    """The tree with the fewest errors after blanking, round by round, the arguments of the innermost invocations
-    around the errors (the tree given, when none has fewer), its error count and the bytes it parsed."""
-    invocations = _Invocations(source)
-    if not invocations.opens:
-        return tree, errors, source
+    """The tree with the fewest errors after blanking the directives inside expressions, then, round by round, the
+    arguments (or the whole) of the innermost invocations around the errors; the tree given when none has fewer.
+    Returns the tree, its error count and the bytes it parsed."""
+    directives = [m.span() for m in _DIRECTIVE_LINES.finditer(source)] if b"#" in source else []
+    current = bytearray(source)
+    inside = _expression_directives(source, directives)
+    if inside:  # one try, first: the invocations around them may parse once they are gone
+        candidate = _blanked(current, inside)
+        repaired = parse(bytes(candidate))
+        found_errors = count(repaired.root_node)
+        if found_errors < errors:
+            tree, errors, current = repaired, found_errors, candidate
+            directives = [span for span in directives if span not in inside]
+    invocations = _Invocations(bytes(current), directives)
     tried: dict[
         int, int
     ] = {}  # `(` offset -> the stage tried: 1 its arguments blanked, 2 the whole invocation
-    current = bytearray(source)
-    for _ in range(MAX_REPAIR_ROUNDS):
+    for _ in range(MAX_REPAIR_ROUNDS if invocations.opens and errors else 0):
         spans: dict[int, tuple[int, int]] = {}  # `(` offset -> (first byte blanked, end)
         for node in error_nodes(tree.root_node, MAX_ERRORS_PER_ROUND):
-            directive = invocations.directive_at(node.start_byte)
-            if directive is not None and tried.get(directive[0], 0) == 0:
-                # a `#define` inside an initializer list (`= {\n#define A(T) F<T>(),\n  TYPES(A)`): the grammar has
-                # no place for it there
-                spans[directive[0]] = directive
-                continue
             for name_at, open_at, close in invocations.around(node.start_byte, node.end_byte):
                 stage = tried.get(open_at, 0)
                 if open_at in spans or stage >= 2:
                     continue  # the next one out
                 spans[open_at] = (open_at + 1, close - 1) if stage == 0 else (name_at, close)
                 break
+            if node.is_error and node.end_byte - node.start_byte <= MAX_ERROR_SPAN:
+                for name_at, open_at, close in invocations.inside(node.start_byte, node.end_byte):
+                    stage = tried.get(open_at, 0)
+                    if open_at not in spans and stage < 2:
+                        spans[open_at] = (open_at + 1, close - 1) if stage == 0 else (name_at, close)
         if not spans:
             break
-        candidate = bytearray(current)
-        for open_at, (start, end) in spans.items():
-            candidate[start:end] = spaces(bytes(candidate[start:end]))
+        for open_at in spans:
             tried[open_at] = tried.get(open_at, 0) + 1
+        candidate = _blanked(current, spans.values())
         repaired = parse(bytes(candidate))
         found_errors = count(repaired.root_node)
         if found_errors < errors:
