@@ -67,9 +67,12 @@ _BARE_OPERATOR_CALL = re.compile(
 _KEYWORD_CAST = re.compile(
     rb"(?<=[(|&^+\-*/%=,~!] )(unsigned|signed|char|short|long)(?=\((?!\*))|(?<=\()(unsigned)(?=\()"
 )
-# - `= delete` on a template member (`template <typename T>\n  bool operator==(T&&) const = delete;`), which the
-#   grammar reads as a delete expression: blanked, the declaration stays.
-_TEMPLATE_DELETED = re.compile(rb"(?m)(?<=>\n)[ \t]*[^\n;{}]*\)[ \t]*(?:const[ \t]*)?(= delete);")
+# - `= delete` on a template function with a return type (`template <typename T>\n  bool operator==(T&&) const =
+#   delete;`), which the grammar reads as a delete expression: blanked, the declaration stays. Without a return type
+#   it reads them (`template <typename T>\n  AlphaNum(std::initializer_list<T>) = delete;`): left alone.
+_TEMPLATE_DELETED = re.compile(
+    rb"(?m)(?<=>\n)[ \t]*[^\n;{}(]*[\w>*&] +[^\n;{}( ]+\([^\n;{}]*\)[ \t]*(?:const[ \t]*)?(= delete);"
+)
 # - a declaration as a `for` condition with no initializer (`for (; const char* dp = strchr(k, *p); ++p)`): the
 #   `;` moves after it, so it reads as the initializer (the loop's locals are not kept).
 _FOR_CONDITION_DECLARATION = re.compile(

@@ -37,6 +37,7 @@ _MACRO_CALL = re.compile(rb"(?<![\w.>:])(?:[A-Z][A-Z0-9]*_[A-Z0-9_]*|[A-Z]{3,}[A
 _SKIPPED = rb'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|//[^\n]*|/\*.*?\*/'
 _PAREN_TOKENS = re.compile(rb"[()]|" + _SKIPPED, re.S)
 _GAP = re.compile(rb"(?:\s|//[^\n]*|/\*.*?\*/)*", re.S)  # what may stand between an invocation and its error
+_BODY_AFTER = re.compile(rb"\s*\{")  # an invocation followed by a block
 _DEFINE_OR_UNDEF = re.compile(rb"[ \t]*#[ \t]*(?:define|undef)\b")
 _EXPRESSION_ENDS = (b",", b"(", b")", b"=", b"= {", b"={", b"return")
 _DIRECTIVE_LINES = re.compile(rb"(?m)^[ \t]*#(?:[^\n\\]|\\.|\\\n)*")
@@ -128,15 +129,22 @@ def _expression_directives(source: bytes, directives: list[tuple[int, int]]) -> 
     `,`, `(`, `)`, `=`, `= {` or `return`. The grammar has no place for a directive there; the preprocessor reads it
     before the code, so the expression around it is whole without it."""
     found = []
+    starts = [start for start, _ in directives]
     for start, end in directives:
         if not _DEFINE_OR_UNDEF.match(source, start):
             continue
         at = start
         while at > 0:  # back over blank lines, line comments and directives to the code line before
             line_start = source.rfind(b"\n", 0, at - 1) + 1
+            i = bisect.bisect_right(starts, line_start) - 1
+            if (
+                i >= 0 and line_start < directives[i][1]
+            ):  # a directive's line or one of its continuation lines
+                at = directives[i][0]
+                continue
             code = source[line_start : at - 1].split(b"//", 1)[0].rstrip()
             at = line_start
-            if code.strip() and not code.lstrip().startswith(b"#"):
+            if code.strip():
                 if code.endswith(_EXPRESSION_ENDS):
                     found.append((start, end))
                 break
@@ -150,6 +158,34 @@ def _blanked(source: bytes | bytearray, spans: Iterable[tuple[int, int]]) -> byt
     return out
 
 
+def _in_function_body(node: Node) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "compound_statement":
+            return True
+        parent = parent.parent
+    return False
+
+
+def _add_stage(
+    spans: dict[int, tuple[int, int]],
+    tried: dict[int, int],
+    invocation: tuple[int, int, int],
+    in_body: bool,
+    source: bytes,
+) -> bool:
+    """Adds the invocation's next stage to this round's spans: its arguments, else the whole of it. False when it
+    is in the round already or was tried whole."""
+    name_at, open_at, close = invocation
+    stage = tried.get(open_at, 0)
+    if stage == 0 and in_body and _BODY_AFTER.match(source, close):
+        stage = tried[open_at] = 1  # `HASH_FOR_EACH(y, x) {` in a body: a block, not a nested function
+    if open_at in spans or stage >= 2:
+        return False
+    spans[open_at] = (open_at + 1, close - 1) if stage == 0 else (name_at, close)
+    return True
+
+
 def repair(
     parse: Callable[[bytes], Tree], source: bytes, tree: Tree, errors: int, count: Callable[[Node], int]
 ) -> tuple[Tree, int, bytes]:
@@ -157,33 +193,31 @@ def repair(
     arguments (or the whole) of the innermost invocations around the errors; the tree given when none has fewer.
     Returns the tree, its error count and the bytes it parsed."""
     directives = [m.span() for m in _DIRECTIVE_LINES.finditer(source)] if b"#" in source else []
-    current = bytearray(source)
+    current, best_tree, best_errors = bytearray(source), tree, errors
     inside = _expression_directives(source, directives)
-    if inside:  # one try, first: the invocations around them may parse once they are gone
+    if (
+        inside
+    ):  # first, and kept unless it adds errors: the invocations around them may parse once they are gone
         candidate = _blanked(current, inside)
         repaired = parse(bytes(candidate))
         found_errors = count(repaired.root_node)
-        if found_errors < errors:
-            tree, errors, current = repaired, found_errors, candidate
+        if found_errors <= best_errors:
+            best_tree, best_errors, current = repaired, found_errors, candidate
             directives = [span for span in directives if span not in inside]
     invocations = _Invocations(bytes(current), directives)
     tried: dict[
         int, int
     ] = {}  # `(` offset -> the stage tried: 1 its arguments blanked, 2 the whole invocation
-    for _ in range(MAX_REPAIR_ROUNDS if invocations.opens and errors else 0):
+    for _ in range(MAX_REPAIR_ROUNDS if invocations.opens and best_errors else 0):
         spans: dict[int, tuple[int, int]] = {}  # `(` offset -> (first byte blanked, end)
-        for node in error_nodes(tree.root_node, MAX_ERRORS_PER_ROUND):
-            for name_at, open_at, close in invocations.around(node.start_byte, node.end_byte):
-                stage = tried.get(open_at, 0)
-                if open_at in spans or stage >= 2:
-                    continue  # the next one out
-                spans[open_at] = (open_at + 1, close - 1) if stage == 0 else (name_at, close)
-                break
+        for node in error_nodes(best_tree.root_node, MAX_ERRORS_PER_ROUND):
+            in_body = _in_function_body(node)
+            for invocation in invocations.around(node.start_byte, node.end_byte):
+                if _add_stage(spans, tried, invocation, in_body, invocations.source):
+                    break  # the innermost not yet tried whole; the ones further out wait for the next round
             if node.is_error and node.end_byte - node.start_byte <= MAX_ERROR_SPAN:
-                for name_at, open_at, close in invocations.inside(node.start_byte, node.end_byte):
-                    stage = tried.get(open_at, 0)
-                    if open_at not in spans and stage < 2:
-                        spans[open_at] = (open_at + 1, close - 1) if stage == 0 else (name_at, close)
+                for invocation in invocations.inside(node.start_byte, node.end_byte):
+                    _add_stage(spans, tried, invocation, in_body, invocations.source)
         if not spans:
             break
         for open_at in spans:
@@ -191,8 +225,10 @@ def repair(
         candidate = _blanked(current, spans.values())
         repaired = parse(bytes(candidate))
         found_errors = count(repaired.root_node)
-        if found_errors < errors:
-            tree, errors, current = repaired, found_errors, candidate
-            if errors == 0:
+        if found_errors < best_errors:
+            best_tree, best_errors, current = repaired, found_errors, candidate
+            if best_errors == 0:
                 break
-    return tree, errors, bytes(current)
+    if best_errors < errors:
+        return best_tree, best_errors, bytes(current)
+    return tree, errors, source
