@@ -1,14 +1,17 @@
-"""Error-located repair of C-family parses: the arguments of the macro invocation around each remaining error.
+"""Error-located repair of C-family parses: the macro invocations around the errors left, blanked in place.
 
 A function-like macro's arguments need not be code: `ABSL_INTERNAL_X(insert_or_assign, .., const &, const &)`,
 `COMPOP(>, <, LogSeverityAtLeast)`, `EXPECT_THROW(ThrowingValue<> bomb, E)`, `MATCHER_P(IsNode, h, "a" + b) {`
 are token lists the preprocessor pastes into code the source does not hold. After the preprocess candidates
 (preprocess.c_family_retries), each ERROR or MISSING node left in the tree is looked up in the source: the
-innermost invocation of a name that reads as a macro (upper case with `_`, or 3+ upper-case letters) whose
-parentheses hold it, or that ends right before it, gets its arguments blanked (same length, newlines kept; the
-name and the parentheses stay, so `M(..);` reads as a call statement and `M(..) {` as a function with its body).
-The repaired tree is kept only if it has fewer errors; a few rounds reach the invocations around invocations.
-Nothing here names a project's macros: the errors point at them.
+innermost invocation of a name that reads as a macro (upper case with `_`, or 3+ upper-case letters) that holds
+it, ends right before it or starts right after it, and the invocations lying whole inside a short ERROR, get
+their arguments blanked (same length, newlines kept; the name and the parentheses stay, so `M(..);` reads as a
+call statement and `M(..) {` at file level as a function with its body). Where that was not enough, the next
+round blanks the whole invocation (a file-level `COMPOP(..)` without `;` expands to declarations; `M(..) {` in a
+function body is a block, not a nested function, and is blanked whole at once). Before the rounds, `#define`s
+written inside an expression are blanked. Each round is kept only if the errors fall, and the result only if it
+has fewer than the tree given. Nothing here names a project's macros: the errors point at them.
 """
 
 from __future__ import annotations
