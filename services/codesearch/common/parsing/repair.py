@@ -24,9 +24,9 @@ from tree_sitter import Node, Tree
 
 from codesearch.common.parsing.blanking import spaces
 
-# Rounds of repair after the candidates: each blanks the next enclosing invocation of the errors left. Over
-# abseil-cpp's files with errors, a third round found nothing a second had not (see the note of issue 18).
-MAX_REPAIR_ROUNDS = 4
+# Rounds of repair after the candidates: each blanks the next stage or the next enclosing invocation of the errors
+# left. abseil-cpp's C++ files with errors after 0/1/2/3/4/6 rounds: 31, 16, 10, 9, 9, 9 (note of issue 18).
+MAX_REPAIR_ROUNDS = 3
 # An invocation this far (bytes) before an error cannot hold it in practice; the search stops there.
 MAX_INVOCATION_REACH = 8192
 # An ERROR this long (bytes) holds whole declarations, not a run of invocations read as one: those inside it are
