@@ -30,7 +30,8 @@ log = logging.getLogger(__name__)
 # 2: 26 languages from query tables, C-family preprocessor recovery, newer Swift/Scala/Bash grammars.
 # 3: more C-family macro forms blanked (wrapped declarations, va_arg types, continuation-line attributes, ...).
 # 4: the project's attribute-like macros (macros.py) and C++ forms the grammar lacks (preprocess.rewrite_cpp_gaps).
-PARSER_VERSION = 4
+# 5: error-located repair of macro invocations (repair.py), string and statement-head macros, more C++ rewrites.
+PARSER_VERSION = 5
 
 # language name -> (module, attribute holding its LanguageSpec)
 _SPECS: dict[str, tuple[str, str]] = {

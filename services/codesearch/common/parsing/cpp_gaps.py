@@ -20,15 +20,15 @@ _UNNAMED_DEFAULT = re.compile(rb"[*&](?<=[\w>)][*&])( )(?==[^=])")  # starts on 
 _DELETED = re.compile(rb"(?m)^[^ \t\n][^\n]*\)[ \t]*(= delete);")
 # - an enum with a base and no name (`enum : int32_t {`): the base is blanked, the enumerators stay.
 _UNNAMED_ENUM_BASE = re.compile(rb"\benum( *: *[\w:]+)(?= *\{)")
-# - `typename` in an expression (`T(typename T::tag_t{}, x)`, `typename slot_type::ctor()`): blanked, the
-#   qualified name stays.
+# - `typename` in an expression (`T(typename T::tag_t{}, x)`, `typename slot_type::ctor()`,
+#   `= typename std::conjunction<A, B>::value;`): blanked, the qualified name stays.
 _EXPRESSION_TYPENAME = re.compile(
-    rb"(?:[(,{=+]|return)\s*(typename)(?=\s[\w:]+(?:<(?:[^<>;]|<[^<>;]*>)*>)?::\w+(?:\{|\())"
+    rb"(?:[(,{=+]|return)\s*(typename)(?=\s[\w:]+(?:<(?:[^<>;]|<[^<>;]*>)*>)?::\s*\w+(?:\{|\(|\s*[;,)]))"
 )
 # - `using typename Base::x;`: the keyword is blanked.
 _USING_TYPENAME = re.compile(rb"\busing (typename) ")
 # - a brace default of a parameter (`std::vector<int> lines = {}`, `T t = {1}`): `{}` becomes `0 `, `{x}` `(x)`.
-_BRACE_DEFAULT = re.compile(rb"(?<=\w = )\{([^{}()\n;]*)\}(?=\s*[,)])")
+_BRACE_DEFAULT = re.compile(rb"(?<=[\w ] = )\{([^{}()\n;]*)\}(?=\s*[,)])")
 # - a destructor called by name (`p->~T<>()`, `node->Node::~Node()`, `x.~T()`): the `~` is blanked.
 _DESTRUCTOR_CALL = re.compile(rb"(?:\.|->)(?:\w+::)?(~)(?=\w)")
 # - an operator called as a statement (`operator++();` in an iterator's postfix form).
@@ -52,6 +52,52 @@ _FUNCTION_TYPE_DEFAULT = re.compile(rb"(?<=[ \t]=[ \t])(?:void|bool|int)(\(\))(?
 # - a reference initialized with parentheses (`const Transition& last(transitions_.back());`), which the grammar
 #   takes for a function declaration: the parentheses become braces, an initializer it reads.
 _PAREN_REFERENCE_INIT = re.compile(rb"(?m)^([ \t]+const [\w:<>]+& \w+)\(([^;()\n]*(?:\.|->)\w+\(\))\);$")
+
+
+# - `__restrict` after a reference (`const P& __restrict p`; after `*` the grammar has it): blanked.
+_REFERENCE_RESTRICT = re.compile(rb"&[ \t]*(__restrict__|__restrict)\b")
+# - an operator called by name without a receiver (`return &operator*();`, `return operator<< <char>(v);`) or
+#   specialized outside its class (`template <> L& L::operator<< <const wchar_t*>(..)`): the operator becomes
+#   `_`s, an identifier of the same length, template arguments kept.
+_BARE_OPERATOR_CALL = re.compile(
+    rb"(?:(?<=[&(!])|(?<=return ))(operator(?:\*|->|<<|>>|\(\)))(?=\(| <)|(?<=::)(operator(?:<<|>>)) (?=<)"
+)
+# - a functional cast to a keyword type in an expression (`(unsigned(x[0]) << 18)`): the type word is blanked, the
+#   parenthesized operand stays.
+_KEYWORD_CAST = re.compile(
+    rb"(?<=[(|&^+\-*/%=,~!] )(unsigned|signed|char|short|long)(?=\((?!\*))|(?<=\()(unsigned)(?=\()"
+)
+# - `= delete` on a template function with a return type (`template <typename T>\n  bool operator==(T&&) const =
+#   delete;`), which the grammar reads as a delete expression: blanked, the declaration stays. Without a return type
+#   it reads them (`template <typename T>\n  AlphaNum(std::initializer_list<T>) = delete;`): left alone.
+_TEMPLATE_DELETED = re.compile(
+    rb"(?m)(?<=>\n)[ \t]*[^\n;{}(]*[\w>*&] +[^\n;{}( ]+\([^\n;{}]*\)[ \t]*(?:const[ \t]*)?(= delete);"
+)
+# - a declaration as a `for` condition with no initializer (`for (; const char* dp = strchr(k, *p); ++p)`): the
+#   `;` moves after it, so it reads as the initializer (the loop's locals are not kept).
+_FOR_CONDITION_DECLARATION = re.compile(
+    rb"\bfor \(;( (?:const )?[A-Za-z_][\w:]*(?:<[^;()]*>)?[ \t*&]+[A-Za-z_]\w* = [^;{}]*); "
+)
+# - an attribute between a variable and its initializer (`Factory f __attribute__((weak)) =`): blanked.
+_ATTRIBUTE_BEFORE_INIT = re.compile(rb"(?<=\w )(__attribute__\(\((?:[^()\n]|\([^()\n]*\))*\)\))(?=[ \t]*=)")
+# - a pack expansion of a using-declaration (`using T::operator()...;`): the `...` is blanked.
+_USING_PACK = re.compile(rb"\busing [\w:]+::operator[^;\n]*?(\.\.\.);")
+# - a register variable bound to a register (`register uintptr_t x30 __asm__("x30") = ptr;`): the binding blanked.
+_REGISTER_ASM = re.compile(rb"\bregister [^;=\n]*?(__asm__\(\"[^\"\n]*\"\)|asm\(\"[^\"\n]*\"\))")
+# - MSVC's inheritance keywords (`class __virtual_inheritance X : ...`): blanked.
+_INHERITANCE_KEYWORD = re.compile(rb"(?<=class )(__(?:single|multiple|virtual)_inheritance) ")
+# - an explicit object parameter (deducing `this`: `bool operator()(this const This&, Args...)`): `this` is blanked.
+_EXPLICIT_THIS = re.compile(rb"[(,][ \t]*(this) (?=[A-Za-z_])")
+
+
+def _underscore_operator(match: re.Match[bytes]) -> bytes:
+    group = 1 if match.group(1) else 2
+    return underscore_group(group)(match)
+
+
+def _for_condition(match: re.Match[bytes]) -> bytes:
+    # `for (; D; ++p)` -> `for (  D;;++p)`: the declaration keeps its offsets, the space before the update goes
+    return b"for (  " + match.group(1)[1:] + b";;"
 
 
 def _brace_default(match: re.Match[bytes]) -> bytes:
@@ -92,7 +138,25 @@ def rewrite_cpp_gaps(source: bytes) -> bytes:
         source = _FUNCTION_TYPE_DEFAULT.sub(blank_group(1), source)
     if b"& " in source:
         source = _PAREN_REFERENCE_INIT.sub(lambda m: m.group(1) + b"{" + m.group(2) + b"};", source)
+    if b"__restrict" in source:
+        source = _REFERENCE_RESTRICT.sub(blank_group(1), source)
+    if b"(" in source:
+        source = _KEYWORD_CAST.sub(blank, source)
+    if b"= delete" in source:
+        source = _TEMPLATE_DELETED.sub(blank_group(1), source)
+    if b"for (;" in source:
+        source = _FOR_CONDITION_DECLARATION.sub(_for_condition, source)
+    if b"__attribute__" in source:
+        source = _ATTRIBUTE_BEFORE_INIT.sub(blank_group(1), source)
+    if b"register " in source:
+        source = _REGISTER_ASM.sub(blank_group(1), source)
+    if b"_inheritance " in source:
+        source = _INHERITANCE_KEYWORD.sub(blank_group(1), source)
+    if b"this " in source:
+        source = _EXPLICIT_THIS.sub(blank_group(1), source)
     if b"operator" in source:
+        source = _BARE_OPERATOR_CALL.sub(_underscore_operator, source)
+        source = _USING_PACK.sub(blank_group(1), source)
         source = _OPERATOR_CALL.sub(underscore_group(1), source)
         source = _OPERATOR_STATEMENT.sub(lambda m: m.group(1) + b"__", source)
     return source

@@ -26,6 +26,7 @@ from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
 from codesearch.common.parsing.macros import MacroTable, collect
 from codesearch.common.parsing.model import CONTAINER_KINDS, CallSite, Definition, Extraction, ImportRef
+from codesearch.common.parsing.repair import repair
 
 MAX_AVG_LINE_BYTES = 1000  # average line longer than this means minified or generated: skip call extraction
 MAX_CALL_BYTES = (
@@ -123,7 +124,14 @@ def run(spec: LanguageSpec, path: str, source: bytes, macros: MacroTable | None 
     `macros`: the project's macro table (macros.py), applied with the file's own to the recover candidates of a
     preprocessed language.
     """
+    return run_tree(spec, path, source, best_parse(spec, source, macros)[0])
+
+
+def best_parse(spec: LanguageSpec, source: bytes, macros: MacroTable | None = None) -> tuple[Tree, bytes]:
+    """The tree with the fewest errors among the source's and its same-length candidates', and the bytes it
+    parsed (names and lines are read from the original)."""
     tree = spec.parser().parse(source)
+    kept = source
     if tree.root_node.has_error and spec.recover is not None:
         errors = count_errors(tree.root_node)
         tried = {source}
@@ -138,10 +146,12 @@ def run(spec: LanguageSpec, path: str, source: bytes, macros: MacroTable | None 
             candidate = spec.parser().parse(retry)
             found = count_errors(candidate.root_node)
             if found < errors:
-                tree, errors = candidate, found
+                tree, errors, kept = candidate, found, retry
             if errors == 0:
                 break
-    return run_tree(spec, path, source, tree)
+        if errors and spec.preprocessed:  # the macro invocations around the errors left (repair.py)
+            tree, errors, kept = repair(spec.parser().parse, kept, tree, errors, count_errors)
+    return tree, kept
 
 
 def _unquote(s: str) -> str:

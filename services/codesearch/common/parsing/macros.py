@@ -30,10 +30,16 @@ _ATTRIBUTE_TOKEN = re.compile(
     rb"\s*(?:__attribute__\s*\(" + _BALANCED + rb"\)|\[\[[^\[\]]*\]\]|__declspec\s*\([^()]*\)"
     rb"|alignas\s*\([^()]*\)"
     rb"|(?:_Nullable|_Nonnull|_Null_unspecified|__restrict__|__restrict|__thread|thread_local|constexpr|inline"
-    rb"|__inline__|__inline|__forceinline|noexcept|volatile)\b)"
+    rb"|__inline__|__inline|__forceinline|noexcept|volatile|const|constinit|consteval|static)\b)"
 )
+# A body that heads the block written after the use (`#define ABSL_INTERNAL_TRY try` / `if (true)`,
+# `ABSL_INTERNAL_CATCH_ANY catch (...)` / `else if (false)`): blanked, the blocks read as compound statements and
+# keep their calls; the macro adds no name. Not a whole statement (curl's `#define Curl_nop_stmt do {} while(0)`
+# stands for functions compiled out, whose real definitions must stay).
+_STATEMENT_HEAD = re.compile(rb"try|catch\s*\([^()]*\)|(?:else\s+)?if\s*\([^()]*\)")
 _NAME = re.compile(rb"\s*([A-Za-z_]\w*)\s*(?:" + _BALANCED + rb")?")
 _IDENTIFIER = re.compile(rb"[A-Za-z_]\w*")
+_STRING_BODY = re.compile(rb'"(?:[^"\\\n]|\\.)*"')  # `#define ABSL_XPACLRI_HINT "hint #0x7;"`
 _PASTE_BODY = re.compile(rb"\w*(?:\s*##\s*\w+)+")  # `0x##x##ULL`, `Elf64_##x`
 _FORWARD_BODY = re.compile(rb"([A-Za-z_]\w*)\(\s*\w+\s*\)")  # `__ElfN(x)`
 _DIRECTIVE_LINES = re.compile(rb"(?m)^[ \t]*#(?:[^\n\\]|\\.|\\\n)*")  # with its continuation lines
@@ -43,7 +49,10 @@ _MACRO_NAME = re.compile(rb"[A-Za-z]\w*_\w*|[A-Z][A-Z0-9]{2,}")
 
 
 def _attribute_like(body: bytes, known: set[bytes]) -> bool:
-    """Whether a macro body is empty or only attributes, qualifiers and names already known to be such macros."""
+    """Whether a macro body is empty or only attributes, qualifiers and names already known to be such macros, or
+    the head of a statement whose block follows the use (see _STATEMENT_HEAD)."""
+    if _STATEMENT_HEAD.fullmatch(body):
+        return True
     at = 0
     while body[at:].strip():
         token = _ATTRIBUTE_TOKEN.match(body, at)
@@ -65,19 +74,23 @@ class MacroTable:
     objects: frozenset[bytes] = frozenset()
     functions: frozenset[bytes] = frozenset()
     pastes: frozenset[bytes] = frozenset()
+    strings: frozenset[bytes] = frozenset()  # object-like, every definition one string literal
 
     def __bool__(self) -> bool:
-        return bool(self.objects or self.functions or self.pastes)
+        return bool(self.objects or self.functions or self.pastes or self.strings)
 
     def __or__(self, other: MacroTable) -> MacroTable:
         return MacroTable(
-            self.objects | other.objects, self.functions | other.functions, self.pastes | other.pastes
+            self.objects | other.objects,
+            self.functions | other.functions,
+            self.pastes | other.pastes,
+            self.strings | other.strings,
         )
 
     def blank(self, source: bytes) -> bytes:
         """`source` with every use of a table macro (outside `#` lines) replaced in place, newlines kept."""
         present = frozenset(_IDENTIFIER.findall(source)).intersection(
-            self.objects | self.functions | self.pastes
+            self.objects | self.functions | self.pastes | self.strings
         )
         if not present:
             return source
@@ -92,6 +105,10 @@ class MacroTable:
             paste = match.groupdict().get("paste")
             if paste:  # `ElfW(Sym)` -> `ElfW_Sym_`
                 return paste + b"_" + match.group("word") + b"_"
+            if match.groupdict().get(
+                "string"
+            ):  # `asm(ABSL_XPACLRI_HINT : ..)` -> `asm("_______________" : ..)`
+                return b'"' + b"_" * (len(match.group(0)) - 2) + b'"'
             return spaces(match.group(0))
 
         return self._pattern(present).sub(replace_outside_directives, source)
@@ -107,6 +124,9 @@ class MacroTable:
             alternatives.append(b"(?:" + b"|".join(map(re.escape, functions)) + rb")\s*" + _BALANCED)
         if objects:
             alternatives.append(b"(?:" + b"|".join(map(re.escape, objects)) + rb")\b")
+        strings = sorted(present & self.strings, key=len, reverse=True)
+        if strings:
+            alternatives.append(b"(?P<string>" + b"|".join(map(re.escape, strings)) + rb")\b")
         # A word boundary on both sides; re's own cache keeps the pattern for files that use the same macros.
         return re.compile(rb"(?<![\w#])(?:" + b"|".join(alternatives) + b")")
 
@@ -159,6 +179,16 @@ def collect(sources: Iterable[bytes]) -> MacroTable:
             ):
                 pastes.add(name)
                 grew = True
+    strings = {
+        name
+        for name, bodies in definitions.items()
+        if _MACRO_NAME.fullmatch(name) and all(not f and _STRING_BODY.fullmatch(b) for f, b in bodies)
+    }
     functions = {name for name in known if all(function_like for function_like, _ in definitions[name])}
     objects = {name for name in known if not any(function_like for function_like, _ in definitions[name])}
-    return MacroTable(objects=frozenset(objects), functions=frozenset(functions), pastes=frozenset(pastes))
+    return MacroTable(
+        objects=frozenset(objects),
+        functions=frozenset(functions),
+        pastes=frozenset(pastes),
+        strings=frozenset(strings),
+    )

@@ -101,7 +101,7 @@ _WRAPPED_DECLARATION = re.compile(
 _BUILTIN_AVAILABLE = re.compile(rb"(?<=\b__builtin_available\()([^()\n]+)(?=\))")
 # A function-like macro given a bare type in an assignment (`avalue = form_ptr_arg(char *);`): the type becomes `0`.
 _TYPE_ARGUMENT = re.compile(
-    rb"= [A-Za-z_]\w*\(((?:const |struct |unsigned )*[A-Za-z_]\w*[ \t]*\*+[ \t]*)\)(?=[ \t]*;)"
+    rb"= (?!(?:sizeof|alignof|alignas|decltype|typeid)\()[A-Za-z_]\w*\(((?:const |struct |unsigned )*[A-Za-z_]\w*[ \t]*\*+[ \t]*)\)(?=[ \t]*;)"
 )
 # `va_arg(ap, T)` takes a type where the grammar wants an expression; the type becomes `0`.
 _VA_ARG = re.compile(rb"\bva_arg\([^,()\n]+,([^()\n]+)\)")
@@ -153,6 +153,12 @@ _TYPE_WORDS = frozenset(b"int char bool void float double long short unsigned si
 # A line ending in one of these continues an expression: a macro on the next line is its operand
 # (`ver =\n#ifdef A\n    VERSION_A\n#else ...`), not a declaration's attribute.
 _EXPRESSION_OPENERS = tuple(c.encode() for c in "=(,+-*/|&?<[!~%^")
+# A `#define` with its continuation lines that holds a block comment (`/* NOLINT */ \`), and the comment.
+_DEFINE_LINES = re.compile(rb"(?m)^[ \t]*#[ \t]*define(?=[^\n]*\\\n)(?:[^\n\\]|\\.|\\\n)*")
+_BLOCK_COMMENT = re.compile(rb"/\*.*?\*/", re.S)
+# What continues an invocation on the next line as an expression: a stream (`<< "why"`) or a call chain
+# (`EXPECT_CALL(*this, Send)\n    .Times(1)`); the line is then a statement, not a macro standing alone.
+_CONTINUED = re.compile(rb"\s*(?:<<|->|\.[A-Za-z_])")
 _METHOD_QUALIFIERS = frozenset(b"const noexcept override final".split())
 _LINE_TOKENS = re.compile(rb"[A-Za-z_][\w:]*|[*&)\]>}]")
 
@@ -162,7 +168,7 @@ def _ends_declarator(source: bytes, at: int) -> bool:
     word at `at` is an attribute macro and not the declared name itself."""
     line_start = source.rfind(b"\n", 0, at) + 1
     tokens = _LINE_TOKENS.findall(source[line_start:at])
-    if not tokens:
+    if not tokens or b"new" in tokens:  # `::new (buf) CONDITION_VARIABLE;`: placement new's type
         return False
     while len(tokens) > 1 and tokens[-1] in _METHOD_QUALIFIERS:  # `f() const ABSL_ATTRIBUTE_LIFETIME_BOUND {`
         tokens.pop()
@@ -174,13 +180,24 @@ def _ends_declarator(source: bytes, at: int) -> bool:
     return tokens[-2] not in _TYPE_PREFIXES
 
 
+def _in_comment(source: bytes, at: int) -> bool:
+    """Whether the byte at `at`, the last of its line before a macro line, ends a comment (`// ---`, `*/`), not an
+    expression."""
+    return source[at - 1 : at + 1] == b"*/" or b"//" in source[source.rfind(b"\n", 0, at) + 1 : at + 1]
+
+
 def _blank_macro_line(source: bytes) -> Callable[[re.Match[bytes]], bytes]:
     def blank(match: re.Match[bytes]) -> bytes:
         at = match.start() - 1
         while at >= 0 and source[at] in b" \t\r\n":  # back over blank lines, without copying the source
             at -= 1
-        inside_expression = at >= 0 and source[at : at + 1] in _EXPRESSION_OPENERS
-        return match.group(0) if inside_expression else _spaces(match.group(0))
+        inside_expression = (
+            at >= 0 and source[at : at + 1] in _EXPRESSION_OPENERS and not _in_comment(source, at)
+        ) or source[
+            at : at + 1
+        ] == b"\\"  # a `#define`'s body: blanked, the directive would take the next line
+        continued = _CONTINUED.match(source, match.end()) is not None  # `EXPECT_LE(a, b)\n  << "why";`
+        return match.group(0) if inside_expression or continued else _spaces(match.group(0))
 
     return blank
 
@@ -215,7 +232,9 @@ def _blank_defined_qualifiers(source: bytes) -> bytes:
     if not names:
         return source
     uses = re.compile(
-        rb"(?<!define )\b(?:" + b"|".join(re.escape(n) for n in sorted(names)) + rb")\b(?![ \t]*\()"
+        rb"(?<!define )(?<!undef )\b(?:"
+        + b"|".join(re.escape(n) for n in sorted(names))
+        + rb")\b(?![ \t]*\()"
     )
     return uses.sub(_blank, source)
 
@@ -262,8 +281,17 @@ def keep_first_branches(source: bytes) -> bytes:
     return b"\n".join(lines)
 
 
+def _blank_define_comments(source: bytes) -> bytes:
+    """Block comments inside a `#define` that continues past them are blanked: the preprocessor reads a comment as a
+    space, but tree-sitter's directive text stops at one and the rest of the body is read as code."""
+    if b"/*" not in source or b"define" not in source:
+        return source
+    return _DEFINE_LINES.sub(lambda m: _BLOCK_COMMENT.sub(_blank, m.group(0)), source)
+
+
 def blank_macros(source: bytes) -> bytes:
     """Blanks macro lines, attribute-like macros, wrapped declarations and the other forms above."""
+    source = _blank_define_comments(source)
     source = _TOP_LEVEL_INVOCATION.sub(_blank, source)  # before the macro lines: it may continue past one
     source = _MACRO_LINE.sub(_blank_macro_line(source), source)
     if b", (" in source:
