@@ -38,7 +38,7 @@ class VectorSearchRequest(_message.Message):
     def __init__(self, repositories: _Optional[_Iterable[str]] = ..., text: _Optional[str] = ..., vector: _Optional[_Iterable[float]] = ..., limit: _Optional[int] = ..., languages: _Optional[_Iterable[str]] = ..., path_glob: _Optional[str] = ...) -> None: ...
 
 class VectorSearchResponse(_message.Message):
-    __slots__ = ("hits", "partial", "embedded", "total", "tier", "model", "upgrading")
+    __slots__ = ("hits", "partial", "embedded", "total", "tier", "model", "upgrading", "fusion_weight")
     HITS_FIELD_NUMBER: _ClassVar[int]
     PARTIAL_FIELD_NUMBER: _ClassVar[int]
     EMBEDDED_FIELD_NUMBER: _ClassVar[int]
@@ -46,6 +46,7 @@ class VectorSearchResponse(_message.Message):
     TIER_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     UPGRADING_FIELD_NUMBER: _ClassVar[int]
+    FUSION_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     hits: _containers.RepeatedCompositeFieldContainer[_common_pb2.Hit]
     partial: bool
     embedded: int
@@ -53,7 +54,8 @@ class VectorSearchResponse(_message.Message):
     tier: str
     model: str
     upgrading: bool
-    def __init__(self, hits: _Optional[_Iterable[_Union[_common_pb2.Hit, _Mapping]]] = ..., partial: _Optional[bool] = ..., embedded: _Optional[int] = ..., total: _Optional[int] = ..., tier: _Optional[str] = ..., model: _Optional[str] = ..., upgrading: _Optional[bool] = ...) -> None: ...
+    fusion_weight: float
+    def __init__(self, hits: _Optional[_Iterable[_Union[_common_pb2.Hit, _Mapping]]] = ..., partial: _Optional[bool] = ..., embedded: _Optional[int] = ..., total: _Optional[int] = ..., tier: _Optional[str] = ..., model: _Optional[str] = ..., upgrading: _Optional[bool] = ..., fusion_weight: _Optional[float] = ...) -> None: ...
 
 class EmbedRequest(_message.Message):
     __slots__ = ("texts", "is_query", "tier")

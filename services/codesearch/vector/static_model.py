@@ -29,6 +29,7 @@ import numpy as np
 from codesearch.common.models.cache import ONNX_SUBDIR, STATIC_SUBDIR, cache_key, first_usable
 from codesearch.common.models.lookup import resolve_model_path
 from codesearch.common.models.quiet import quiet_libraries
+from codesearch.vector import static_delta
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,15 @@ def is_static_model_dir(path: Path) -> bool:
 
 
 def static_model_id(name: str) -> str:
-    """The id vectors of this static model are stored under: distilled ones name how they were made."""
+    """The id vectors of this static model are stored under: distilled ones name how they were made, a delta
+    (static_delta.py) its file's digest."""
+    parts = static_delta.split_name(name)
+    if parts is not None:
+        try:
+            made = static_delta.digest(static_delta.delta_file(parts[1]))
+        except OSError:  # the model then fails to load and says why; the id only has to stay distinct
+            made = parts[1]
+        return f"{static_model_id(parts[0])}+{made}"
     path, _ = resolve_model_path(name)
     if Path(path).is_dir() and not is_static_model_dir(Path(path)):
         return f"{name}#model2vec-distilled-{DISTILL_DIMS}"
@@ -70,7 +79,14 @@ def distilled_dir(source_path: str, model_cache: Path) -> Path:
 
 def static_model_path(name: str, model_cache: Path) -> str:
     """A folder (or cached hub name) for the configured static model, distilling it first when it names a
-    transformer. Raises FileNotFoundError / RuntimeError with what was looked at."""
+    transformer, and applying a delta when it names one (`BASE+DELTA`). Raises FileNotFoundError / RuntimeError /
+    ValueError with what was looked at or what is wrong."""
+    parts = static_delta.split_name(name)
+    if parts is not None:
+        delta = static_delta.delta_file(parts[1])
+        static_delta.load(delta)  # a corrupt file fails here, before a base is distilled for it
+        base = Path(static_model_path(parts[0], model_cache))
+        return str(static_delta.ensure_applied(base, delta, model_cache))
     path, looked = resolve_model_path(name)
     p = Path(path)
     if p.is_dir():
@@ -203,6 +219,8 @@ class StaticEncoder:
         self.tokenizer.no_truncation()
         self.keep = np.ones(len(self.vectors), dtype=bool)  # special tokens ([PAD], [UNK], ...) never count
         self.keep[list(self.tokenizer.get_added_tokens_decoder())] = False
+        # A trained model's factor on the vector leg's fusion weight, fitted with its own leg answers (static_delta).
+        self.fusion_weight = float(self.model.config.get("fusion_weight", 1.0))
 
     def encode(self, texts: list[str], batch_size: int = ENCODE_BATCH) -> np.ndarray:
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
