@@ -74,8 +74,6 @@ class QueryLegs:
     keyword_paths: list[common_pb2.Hit] = field(default_factory=list)
     # (path, start_line, end_line) -> the graph's centrality, for structural questions (boosts.py)
     centrality: dict[tuple[str, int, int], float] = field(default_factory=dict)
-    # The vector model's factor on the leg's fusion weight (VectorSearchResponse.fusion_weight; 1 in older dumps).
-    vector_weight: float = 1.0
 
 
 def load_legs(path: str | Path) -> list[QueryLegs]:
@@ -100,7 +98,6 @@ def load_legs(path: str | Path) -> list[QueryLegs]:
                     references=[_reference_hit(r, i) for i, r in enumerate(refs)],
                     keyword_paths=[_hit(h) for h in legs.get("keyword_paths", [])],
                     centrality={(p, a, b): c for p, a, b, c in legs.get("centrality", [])},
-                    vector_weight=float(legs.get("vector_weight", 1.0)),
                 )
             )
     return out
@@ -133,7 +130,6 @@ def rank_one(q: QueryLegs, v: Variant) -> list[fusion.FusedHit]:
             route.intent, q.query, keyword
         ):  # the server's adaptive cancel (search.py _adapt)
             weights["vector"] *= adaptive.DECISIVE_VECTOR_FACTOR
-    weights["vector"] = weights.get("vector", 0.0) * q.vector_weight  # as the fan-out does (fanout.py)
     lists: list[fusion.RankedList] = [
         (available[name][0], w, available[name][1][: v.depth])
         for name, w in sorted(weights.items(), key=lambda kv: -kv[1])

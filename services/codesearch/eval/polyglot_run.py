@@ -232,7 +232,6 @@ def dump_legs(
                 timeout=t,
             )
             legs["vector"] = _dicts(vec.hits)
-            legs["vector_weight"] = vec.fusion_weight or 1.0  # the model's factor on the leg's fusion weight
         for name in query_names(q.text):
             defs = graph.FindDefinitions(
                 graph_pb2.FindDefinitionsRequest(repositories=repos, name=name, limit=LEG_DUMP_DEPTH),

@@ -88,7 +88,7 @@ async def fan_out(
         else:
             results.append(await t)
     lists = [
-        (p.leg, r.weight, hits)  # the plan's weight, times the vector model's own factor (_run_leg)
+        (p.leg, p.weight, hits)
         for p, (r, hits) in zip(plan, results, strict=True)
         if p.request is not None and r.status != common_pb2.LEG_STATUS_SKIPPED
     ]
@@ -100,11 +100,6 @@ LEG_DETAIL: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("l
 # Set per leg call likewise; the vector leg's answer marks it when a better tier is still filling in.
 LEG_UPGRADING: contextvars.ContextVar[list[bool] | None] = contextvars.ContextVar(
     "leg_upgrading", default=None
-)
-# Set per leg call likewise; the vector leg's answer gives its model's factor on the leg's fusion weight
-# (VectorSearchResponse.fusion_weight: a trained static model's, fitted on the polyglot fit half).
-LEG_WEIGHT_FACTOR: contextvars.ContextVar[list[float] | None] = contextvars.ContextVar(
-    "leg_weight_factor", default=None
 )
 
 
@@ -121,8 +116,6 @@ async def _run_leg(legs: LegClients, p: LegPlan) -> tuple[common_pb2.LegReport, 
     LEG_DETAIL.set(details)  # what the leg answered from (the vector leg's tier), filled by its answer
     upgrading: list[bool] = []
     LEG_UPGRADING.set(upgrading)
-    factors: list[float] = []
-    LEG_WEIGHT_FACTOR.set(factors)
     timed_out = f"timed out after {p.budget_s:.2f}s"
     try:
         hits = await asyncio.wait_for(call_leg(legs, p), timeout=p.budget_s)
@@ -148,8 +141,6 @@ async def _run_leg(legs: LegClients, p: LegPlan) -> tuple[common_pb2.LegReport, 
     report.hits = len(hits)
     report.detail = "; ".join(details)
     report.upgrading = any(upgrading)
-    if factors:  # one model answers every shard's part of a query (vector/tiers.py), so the first says it
-        report.weight = p.weight * factors[0]
     return report, hits
 
 
@@ -211,8 +202,6 @@ def _vector_hits(resp: vector_pb2.VectorSearchResponse, _leg: int) -> list[commo
         )
     if resp.upgrading and (upgrading := LEG_UPGRADING.get()) is not None:
         upgrading.append(True)
-    if resp.fusion_weight > 0 and (factors := LEG_WEIGHT_FACTOR.get()) is not None:
-        factors.append(resp.fusion_weight)
     if resp.partial:
         raise PartialResult(list(resp.hits), f"embedded {resp.embedded} of {resp.total} chunks so far")
     return list(resp.hits)

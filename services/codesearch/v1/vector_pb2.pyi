@@ -38,7 +38,7 @@ class VectorSearchRequest(_message.Message):
     def __init__(self, repositories: _Optional[_Iterable[str]] = ..., text: _Optional[str] = ..., vector: _Optional[_Iterable[float]] = ..., limit: _Optional[int] = ..., languages: _Optional[_Iterable[str]] = ..., path_glob: _Optional[str] = ...) -> None: ...
 
 class VectorSearchResponse(_message.Message):
-    __slots__ = ("hits", "partial", "embedded", "total", "tier", "model", "upgrading", "fusion_weight")
+    __slots__ = ("hits", "partial", "embedded", "total", "tier", "model", "upgrading")
     HITS_FIELD_NUMBER: _ClassVar[int]
     PARTIAL_FIELD_NUMBER: _ClassVar[int]
     EMBEDDED_FIELD_NUMBER: _ClassVar[int]
@@ -46,7 +46,6 @@ class VectorSearchResponse(_message.Message):
     TIER_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     UPGRADING_FIELD_NUMBER: _ClassVar[int]
-    FUSION_WEIGHT_FIELD_NUMBER: _ClassVar[int]
     hits: _containers.RepeatedCompositeFieldContainer[_common_pb2.Hit]
     partial: bool
     embedded: int
@@ -54,8 +53,7 @@ class VectorSearchResponse(_message.Message):
     tier: str
     model: str
     upgrading: bool
-    fusion_weight: float
-    def __init__(self, hits: _Optional[_Iterable[_Union[_common_pb2.Hit, _Mapping]]] = ..., partial: _Optional[bool] = ..., embedded: _Optional[int] = ..., total: _Optional[int] = ..., tier: _Optional[str] = ..., model: _Optional[str] = ..., upgrading: _Optional[bool] = ..., fusion_weight: _Optional[float] = ...) -> None: ...
+    def __init__(self, hits: _Optional[_Iterable[_Union[_common_pb2.Hit, _Mapping]]] = ..., partial: _Optional[bool] = ..., embedded: _Optional[int] = ..., total: _Optional[int] = ..., tier: _Optional[str] = ..., model: _Optional[str] = ..., upgrading: _Optional[bool] = ...) -> None: ...
 
 class EmbedRequest(_message.Message):
     __slots__ = ("texts", "is_query", "tier")

@@ -114,11 +114,6 @@ class Embedder:
     def loaded(self) -> bool:
         return self._loaded.is_set()
 
-    @property
-    def fusion_weight(self) -> float:
-        """The model's own factor on the vector leg's fusion weight (1.0 unless its config names one)."""
-        return float(getattr(self._backend, "fusion_weight", 1.0))
-
     def load(self) -> bool:
         """Loads the model once; True when it is usable. Failures are kept in `unavailable_reason`."""
         with self._load_lock:

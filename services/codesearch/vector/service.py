@@ -286,7 +286,6 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
             tier=tier,
             model=emb.model_id,
             upgrading=self._upgrading(repos, tier),
-            fusion_weight=emb.fusion_weight,
         )
         resp.hits.extend(messages.hit(repo, rank, f) for rank, (repo, f) in enumerate(found[: request.limit]))
         return resp

@@ -188,33 +188,3 @@ def ensure_applied(base_dir: Path, delta_path: Path, model_cache: Path) -> Path:
         if not is_static_model_dir(dest):
             raise
     return dest
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m codesearch.vector.static_delta FILE [--fusion-weight W]`: prints a delta's metadata; with
-    --fusion-weight, records the model's factor on the vector leg's fusion weight (fitted after training, on the
-    polyglot fit half with the model's own leg answers: eval/offline.py)."""
-    import argparse
-    import sys
-
-    ap = argparse.ArgumentParser(description="show a static delta, or set its fusion weight")
-    ap.add_argument("file")
-    ap.add_argument("--fusion-weight", type=float, default=None)
-    args = ap.parse_args(argv)
-    try:
-        delta = load(Path(args.file))
-    except (OSError, ValueError) as e:
-        print(f"codesearch: {e}", file=sys.stderr)
-        return 1
-    if args.fusion_weight is not None:
-        if args.fusion_weight <= 0:
-            print("codesearch: --fusion-weight must be above 0", file=sys.stderr)
-            return 2
-        delta = StaticDelta(**{**delta.__dict__, "meta": {**delta.meta, "fusion_weight": args.fusion_weight}})
-        save(delta, Path(args.file))
-    print(json.dumps({**delta.meta, "trained_rows": len(delta.rows)}, indent=1))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

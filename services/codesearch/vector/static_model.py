@@ -219,8 +219,6 @@ class StaticEncoder:
         self.tokenizer.no_truncation()
         self.keep = np.ones(len(self.vectors), dtype=bool)  # special tokens ([PAD], [UNK], ...) never count
         self.keep[list(self.tokenizer.get_added_tokens_decoder())] = False
-        # A trained model's factor on the vector leg's fusion weight, fitted with its own leg answers (static_delta).
-        self.fusion_weight = float(self.model.config.get("fusion_weight", 1.0))
 
     def encode(self, texts: list[str], batch_size: int = ENCODE_BATCH) -> np.ndarray:
         out = np.zeros((len(texts), self.dims), dtype=np.float32)

@@ -215,7 +215,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--teacher-backend", default="", help="the backend its vectors came from (default: configured)"
     )
-    ap.add_argument("--base", default="", help="static model to start from (default: the configured one)")
+    ap.add_argument(
+        "--base",
+        default="",
+        help="static model to start from (default: the configured one, without its delta)",
+    )
     ap.add_argument("--epochs", type=int, default=EPOCHS)
     ap.add_argument(
         "--exclude-paths", default="", help="a file of paths (one a line) whose chunks are not trained on"
@@ -248,7 +252,9 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError, sqlite3.Error) as e:
         print(f"codesearch: {e}", file=sys.stderr)
         return 1
-    base_name = args.base or settings.static_model
+    # Training starts from the distilled table: a configured delta is left out, so a new delta is over the base.
+    parts = static_delta.split_name(settings.static_model)
+    base_name = args.base or (parts[0] if parts else settings.static_model)
     with quiet_libraries():  # after the data is there: a wrong home fails at once
         encoder = StaticEncoder(static_model_path(base_name, settings.model_cache))
     print(f"training on {len(fit.texts)} chunks, validating on {len(val.texts)}")
