@@ -25,6 +25,7 @@ import shutil
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -46,7 +47,7 @@ class StaticDelta:
     fold: np.ndarray  # (dims, dims) float32: every other row is base @ fold
     check_ids: np.ndarray  # (k,) token ids of the base sample
     check_rows: np.ndarray  # (k, dims) float16: the base rows at check_ids
-    meta: dict[str, object]
+    meta: dict[str, Any]
 
 
 def split_name(name: str) -> tuple[str, str] | None:
@@ -144,7 +145,7 @@ def apply(delta: StaticDelta, base: np.ndarray) -> np.ndarray:
     want = delta.check_rows.astype(np.float64)
     u, _, vt = np.linalg.svd(local.T @ want)
     align = u @ vt  # orthogonal: local @ align ~ want
-    error = np.linalg.norm(local @ align - want) / max(np.linalg.norm(want), 1e-12)
+    error = float(np.linalg.norm(local @ align - want)) / max(float(np.linalg.norm(want)), 1e-12)
     if error > ALIGN_TOLERANCE:
         raise ValueError(
             f"the static model is not the one the delta was made over ({delta.meta.get('base')!r}): "
