@@ -13,7 +13,7 @@ orthogonal Procrustes fit; a base that does not align is a different model and i
 
 A delta is named `BASE+DELTA` in CODESEARCH_STATIC_MODEL: `all-MiniLM-L6-v2+stdlib` is the shipped file
 `vector/static_deltas/stdlib.npz`, and DELTA may also be a path. It is applied once into the model cache, as a
-model2vec folder that StaticEncoder loads like any other.
+model2vec folder that StaticEncoder loads like any other (static_model.ensure_delta_applied).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,32 +159,3 @@ def applied_dir(base_dir: Path, delta_path: Path, model_cache: Path) -> Path:
     from codesearch.common.models.cache import STATIC_SUBDIR
 
     return model_cache / STATIC_SUBDIR / f"{base_dir.name}+{digest(delta_path)}"
-
-
-def ensure_applied(base_dir: Path, delta_path: Path, model_cache: Path) -> Path:
-    """The model2vec folder of `base_dir`'s model with the delta applied, made once into the model cache (a
-    second of numpy)."""
-    from model2vec import StaticModel
-
-    from codesearch.vector.static_model import StaticEncoder, is_static_model_dir
-
-    dest = applied_dir(base_dir, delta_path, model_cache)
-    if is_static_model_dir(dest):
-        return dest
-    delta = load(delta_path)
-    encoder = StaticEncoder(str(base_dir))
-    table = apply(delta, encoder.vectors)
-    config = {"model_type": "model2vec", "architectures": ["StaticModel"], "hidden_dim": table.shape[1]}
-    config |= {"normalize": True, "pooling": "mean", "static_delta": delta_path.name, **delta.meta}
-    tmp = dest.with_name(f"{dest.name}.tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    StaticModel(vectors=table, tokenizer=encoder.tokenizer, config=config, normalize=True).save_pretrained(
-        str(tmp)
-    )
-    try:
-        os.replace(tmp, dest)
-    except OSError:  # another process made it first
-        shutil.rmtree(tmp, ignore_errors=True)
-        if not is_static_model_dir(dest):
-            raise
-    return dest

@@ -86,7 +86,7 @@ def static_model_path(name: str, model_cache: Path) -> str:
         delta = static_delta.delta_file(parts[1])
         static_delta.load(delta)  # a corrupt file fails here, before a base is distilled for it
         base = Path(static_model_path(parts[0], model_cache))
-        return str(static_delta.ensure_applied(base, delta, model_cache))
+        return str(ensure_delta_applied(base, delta, model_cache))
     path, looked = resolve_model_path(name)
     p = Path(path)
     if p.is_dir():
@@ -230,6 +230,33 @@ class StaticEncoder:
                 if len(ids):
                     out[row] = self.vectors[ids].mean(axis=0)
         return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+
+
+def ensure_delta_applied(base_dir: Path, delta_path: Path, model_cache: Path) -> Path:
+    """The model2vec folder of `base_dir`'s model with a delta (static_delta.py) applied, made once into the
+    model cache (a second of numpy)."""
+    from model2vec import StaticModel
+
+    dest = static_delta.applied_dir(base_dir, delta_path, model_cache)
+    if is_static_model_dir(dest):
+        return dest
+    delta = static_delta.load(delta_path)
+    encoder = StaticEncoder(str(base_dir))
+    table = static_delta.apply(delta, encoder.vectors)
+    config = {"model_type": "model2vec", "architectures": ["StaticModel"], "hidden_dim": table.shape[1]}
+    config |= {"normalize": True, "pooling": "mean", "static_delta": delta_path.name, **delta.meta}
+    tmp = dest.with_name(f"{dest.name}.tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    StaticModel(vectors=table, tokenizer=encoder.tokenizer, config=config, normalize=True).save_pretrained(
+        str(tmp)
+    )
+    try:
+        os.replace(tmp, dest)
+    except OSError:  # another process made it first
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not is_static_model_dir(dest):
+            raise
+    return dest
 
 
 def main(argv: list[str] | None = None) -> int:
