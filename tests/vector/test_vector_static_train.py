@@ -13,7 +13,7 @@ from codesearch.vector.static_model import StaticEncoder, static_model_path
 from codesearch.vector.static_train import (
     TeacherPairs,
     _means,
-    fold,
+    fold_matrix,
     main,
     repositories_in,
     save_model,
@@ -27,7 +27,7 @@ from codesearch.vector.static_train import (
 def test_folding_the_map_keeps_every_inner_product() -> None:
     rng = np.random.default_rng(1)
     table, proj = rng.normal(size=(50, 8)), rng.normal(size=(8, 12))
-    folded = fold(table, proj)
+    folded = table @ fold_matrix(proj)
     assert folded.shape == (50, 8)
     assert np.allclose(folded @ folded.T, (table @ proj) @ (table @ proj).T, atol=1e-3)
 
@@ -45,7 +45,8 @@ def test_training_moves_the_student_towards_its_teacher() -> None:
         return ids, _means(hidden, ids)
 
     train, valid, test = texts(600), texts(100), texts(200)
-    trained = train_table(base, train, valid, epochs=8, log=lambda _: None)
+    table, proj = train_table(base, train, valid, epochs=8, log=lambda _: None)
+    trained = table @ fold_matrix(proj)
     w_base = np.linalg.lstsq(_means(base, train[0]), train[1], rcond=None)[0]
     # Folded: inner products only, so compare the geometry: teacher vs student cosine matrices over test texts.
     student = _means(trained, test[0])
@@ -71,8 +72,12 @@ def test_pairs_from_an_index_and_a_saved_model_loads(tmp_path: Path) -> None:
     (gen.parent / "CURRENT").write_text("gen-000001\n")
     docs = ["def remove_tree(path): shutil.rmtree(path)", "class Cookie: sign and set", "uncached text"]
     db = sqlite3.connect(gen / "chunks.sqlite")
-    db.execute("CREATE TABLE chunks (doc_hash TEXT, doc_text TEXT)")
-    db.executemany("INSERT INTO chunks VALUES (?, ?)", [(text_hash(d), d) for d in docs])
+    db.execute("CREATE TABLE chunks (path TEXT, doc_hash TEXT, doc_text TEXT)")
+    paths = ["a.py", "b.py", "a.py"]
+    db.executemany(
+        "INSERT INTO chunks VALUES (?, ?, ?)",
+        [(p, text_hash(d), d) for p, d in zip(paths, docs, strict=True)],
+    )
     db.commit()
     db.close()
     cache = EmbeddingCache(tmp_path / "emb.sqlite")
@@ -80,6 +85,9 @@ def test_pairs_from_an_index_and_a_saved_model_loads(tmp_path: Path) -> None:
     cache.put_many("teacher", [(text_hash(docs[0]), teacher[0]), (text_hash(docs[1]), teacher[1])])
     pairs = teacher_pairs(tmp_path / "vector", ["demo"], cache, "teacher")
     assert pairs.texts == docs[:2] and np.array_equal(pairs.vectors, teacher)
+    assert (
+        teacher_pairs(tmp_path / "vector", ["demo"], cache, "teacher", frozenset({"a.py"})).texts == docs[1:2]
+    )
     with pytest.raises(ValueError, match="no 'other' vectors"):
         teacher_pairs(tmp_path / "vector", ["demo"], cache, "other")
     ids = token_ids(encoder, pairs.texts)

@@ -18,7 +18,12 @@ from codesearch.vector import tiers
 from codesearch.vector.doc_text import DEFAULT_VARIANT, doc_text
 from codesearch.vector.embedder import Embedder
 from codesearch.vector.service import VectorServicer
-from codesearch.vector.static_model import StaticEncoder, ensure_distilled, is_static_model_dir
+from codesearch.vector.static_model import (
+    StaticEncoder,
+    ensure_distilled,
+    is_static_model_dir,
+    static_model_id,
+)
 
 
 def _sibling(name: str):  # type: ignore[no-untyped-def]
@@ -44,9 +49,11 @@ pytestmark = pytest.mark.model
 
 @pytest.fixture(scope="module")
 def static_ready() -> None:
-    """The static model distilled from the bundled MiniLM into the machine's model cache (once per machine:
-    ~1-2 minutes the first time, then found there)."""
-    emb = Embedder("all-MiniLM-L6-v2", "model2vec", model_cache=Settings.from_env({}).model_cache)
+    """The default static model made from the bundled MiniLM into the machine's model cache (distilled once per
+    machine: ~1-2 minutes the first time, then found there; the shipped delta applied to it in a second)."""
+    emb = Embedder(
+        Settings.from_env({}).static_model, "model2vec", model_cache=Settings.from_env({}).model_cache
+    )
     assert emb.load(), emb.unavailable_reason
 
 
@@ -130,7 +137,7 @@ def test_searchable_semantically_right_after_indexing(settings: Settings, serve,
     for query, path in QUERIES.items():
         out = search(stub, query)
         assert out.tier == "static" and not out.partial and out.embedded == out.total == 7
-        assert out.model == "all-MiniLM-L6-v2#model2vec-distilled-256"
+        assert out.model == static_model_id(settings.static_model)
         found += out.hits[0].location.path == path
     assert found >= 4, found  # measured: 5 of 5 with the distilled MiniLM
     stats = stub.GetVectorStats(vector_pb2.GetVectorStatsRequest())

@@ -29,6 +29,7 @@ import numpy as np
 from codesearch.common.models.cache import ONNX_SUBDIR, STATIC_SUBDIR, cache_key, first_usable
 from codesearch.common.models.lookup import resolve_model_path
 from codesearch.common.models.quiet import quiet_libraries
+from codesearch.vector import static_delta
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,15 @@ def is_static_model_dir(path: Path) -> bool:
 
 
 def static_model_id(name: str) -> str:
-    """The id vectors of this static model are stored under: distilled ones name how they were made."""
+    """The id vectors of this static model are stored under: distilled ones name how they were made, a delta
+    (static_delta.py) its file's digest."""
+    parts = static_delta.split_name(name)
+    if parts is not None:
+        try:
+            made = static_delta.digest(static_delta.delta_file(parts[1]))
+        except OSError:  # the model then fails to load and says why; the id only has to stay distinct
+            made = parts[1]
+        return f"{static_model_id(parts[0])}+{made}"
     path, _ = resolve_model_path(name)
     if Path(path).is_dir() and not is_static_model_dir(Path(path)):
         return f"{name}#model2vec-distilled-{DISTILL_DIMS}"
@@ -70,7 +79,14 @@ def distilled_dir(source_path: str, model_cache: Path) -> Path:
 
 def static_model_path(name: str, model_cache: Path) -> str:
     """A folder (or cached hub name) for the configured static model, distilling it first when it names a
-    transformer. Raises FileNotFoundError / RuntimeError with what was looked at."""
+    transformer, and applying a delta when it names one (`BASE+DELTA`). Raises FileNotFoundError / RuntimeError /
+    ValueError with what was looked at or what is wrong."""
+    parts = static_delta.split_name(name)
+    if parts is not None:
+        delta = static_delta.delta_file(parts[1])
+        static_delta.load(delta)  # a corrupt file fails here, before a base is distilled for it
+        base = Path(static_model_path(parts[0], model_cache))
+        return str(ensure_delta_applied(base, delta, model_cache))
     path, looked = resolve_model_path(name)
     p = Path(path)
     if p.is_dir():
@@ -214,6 +230,33 @@ class StaticEncoder:
                 if len(ids):
                     out[row] = self.vectors[ids].mean(axis=0)
         return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+
+
+def ensure_delta_applied(base_dir: Path, delta_path: Path, model_cache: Path) -> Path:
+    """The model2vec folder of `base_dir`'s model with a delta (static_delta.py) applied, made once into the
+    model cache (a second of numpy)."""
+    from model2vec import StaticModel
+
+    dest = static_delta.applied_dir(base_dir, delta_path, model_cache)
+    if is_static_model_dir(dest):
+        return dest
+    delta = static_delta.load(delta_path)
+    encoder = StaticEncoder(str(base_dir))
+    table = static_delta.apply(delta, encoder.vectors)
+    config = {"model_type": "model2vec", "architectures": ["StaticModel"], "hidden_dim": table.shape[1]}
+    config |= {"normalize": True, "pooling": "mean", "static_delta": delta_path.name, **delta.meta}
+    tmp = dest.with_name(f"{dest.name}.tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    StaticModel(vectors=table, tokenizer=encoder.tokenizer, config=config, normalize=True).save_pretrained(
+        str(tmp)
+    )
+    try:
+        os.replace(tmp, dest)
+    except OSError:  # another process made it first
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not is_static_model_dir(dest):
+            raise
+    return dest
 
 
 def main(argv: list[str] | None = None) -> int:

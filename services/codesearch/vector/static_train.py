@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from codesearch.vector import static_delta
 from codesearch.vector.embedding_cache import EmbeddingCache
 from codesearch.vector.static_model import MAX_CHARS, MAX_TOKENS, StaticEncoder
 
@@ -38,7 +39,8 @@ LEARNING_RATE = 3e-3  # Adam; not tuned (one setting tried)
 # Validation cosine to the teacher: 6 FIT repos (3,960 chunks) 0.658 (distilled) -> 0.716 at epoch 4, then down to
 # 0.700 by epoch 11 (overfitting 4k chunks); the standard library (7,680) 0.649 -> 0.711 at epoch 3; both
 # (10,680) 0.695 -> 0.768 at epoch 4, still rising; the standard library alone (9,920, a tenth held out for
-# validation) 0.837 -> 0.904 at epoch 4, still rising. The best validation epoch is kept.
+# validation) 0.837 -> 0.904 at epoch 4, still rising; 13,376 (the shipped delta) 0.826 -> 0.900 at epoch 4.
+# The best validation epoch is kept.
 EPOCHS = 4
 BATCH = 64  # chunks per step
 ANCHOR_WEIGHT = 1e-3  # L2 pull towards the distilled table (per row, averaged); not tuned
@@ -52,9 +54,15 @@ class TeacherPairs:
     vectors: np.ndarray  # (n, teacher dims), unit rows
 
 
-def teacher_pairs(vector_dir: Path, repos: list[str], cache: EmbeddingCache, model_id: str) -> TeacherPairs:
+def teacher_pairs(
+    vector_dir: Path,
+    repos: list[str],
+    cache: EmbeddingCache,
+    model_id: str,
+    exclude: frozenset[str] = frozenset(),
+) -> TeacherPairs:
     """(embedded text, teacher vector) for every chunk of `repos` in a vector data folder that the embedding
-    cache holds a `model_id` vector for."""
+    cache holds a `model_id` vector for, except chunks of the files in `exclude` (paths within a repository)."""
     texts: list[str] = []
     hashes: list[str] = []
     for repo in repos:
@@ -62,7 +70,9 @@ def teacher_pairs(vector_dir: Path, repos: list[str], cache: EmbeddingCache, mod
         current = (root / "CURRENT").read_text().strip()
         db = sqlite3.connect(f"file:{root / current / 'chunks.sqlite'}?mode=ro", uri=True)
         try:
-            for doc_hash, doc_text in db.execute("SELECT doc_hash, doc_text FROM chunks"):
+            for path, doc_hash, doc_text in db.execute("SELECT path, doc_hash, doc_text FROM chunks"):
+                if path in exclude:
+                    continue
                 texts.append(doc_text)
                 hashes.append(doc_hash)
         finally:
@@ -111,9 +121,9 @@ def train_table(
     valid: tuple[list[np.ndarray], np.ndarray],
     epochs: int = EPOCHS,
     log=print,
-) -> np.ndarray:
-    """The token table (same shape as `base`) after fitting mean(table[ids]) @ W to the teacher's vectors by
-    cosine; the best validation epoch's table with W folded in."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """(table, W): the token table (same shape as `base`) and map after fitting mean(table[ids]) @ W to the
+    teacher's vectors by cosine, at the best validation epoch. Rows of tokens no chunk holds stay `base`'s."""
     import torch
 
     torch.manual_seed(SEED)
@@ -152,14 +162,24 @@ def train_table(
         log(f"epoch {epoch}: validation cosine {1 - val:.4f}")
         if val < best[0]:
             best = (val, table.detach().clone(), proj.detach().clone())
-    return fold(best[1].numpy(), best[2].numpy())
+    return best[1].numpy(), best[2].numpy()
 
 
-def fold(table: np.ndarray, proj: np.ndarray) -> np.ndarray:
+def fold_matrix(proj: np.ndarray) -> np.ndarray:
     """table @ proj has the rank of the table: W = R^T Q^T (QR of W^T), so table @ R^T keeps every inner
-    product and norm of table @ W in the table's own dimensions."""
+    product and norm of table @ W in the table's own dimensions. Returns R^T."""
     _, r = np.linalg.qr(proj.T)
-    return (table @ r.T).astype(np.float32)
+    return r.T.astype(np.float32)
+
+
+def trained_delta(
+    base: np.ndarray, table: np.ndarray, proj: np.ndarray, meta: dict
+) -> static_delta.StaticDelta:
+    """What training changed, as a shippable delta over `base` (static_delta.py): the rows it moved, folded."""
+    fold = fold_matrix(proj)
+    moved = np.flatnonzero(np.any(table != base, axis=1))
+    folded = table[moved] @ fold
+    return static_delta.make(base, {int(r): folded[i] for i, r in enumerate(moved)}, fold, meta)
 
 
 def _means(table: np.ndarray, ids: list[np.ndarray]) -> np.ndarray:
@@ -196,9 +216,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--teacher-backend", default="", help="the backend its vectors came from (default: configured)"
     )
-    ap.add_argument("--base", default="", help="static model to start from (default: the configured one)")
+    ap.add_argument(
+        "--base",
+        default="",
+        help="static model to start from (default: the configured one, without its delta)",
+    )
     ap.add_argument("--epochs", type=int, default=EPOCHS)
+    ap.add_argument(
+        "--exclude-paths", default="", help="a file of paths (one a line) whose chunks are not trained on"
+    )
     ap.add_argument("--out", required=True, help="folder to write the trained model2vec model into")
+    ap.add_argument("--delta-out", default="", help="also write the model as a delta over the base (.npz)")
     args = ap.parse_args(argv)
     settings = Settings.from_env()
     cache = EmbeddingCache(Path(args.cache) if args.cache else settings.embedding_cache_file())
@@ -207,28 +235,44 @@ def main(argv: list[str] | None = None) -> int:
     )
     vector_dir = Path(args.home).expanduser() / "vector" if args.home else settings.service_dir("vector")
     try:
+        exclude = (
+            frozenset(
+                line.strip() for line in Path(args.exclude_paths).read_text().splitlines() if line.strip()
+            )
+            if args.exclude_paths
+            else frozenset()
+        )
         repos = args.repo or [r for r in repositories_in(vector_dir) if r not in args.validate]
         if not repos:
             raise ValueError(f"{vector_dir} holds no indexed repository")
-        fit = teacher_pairs(vector_dir, repos, cache, teacher)
+        fit = teacher_pairs(vector_dir, repos, cache, teacher, exclude)
         if args.validate:
-            val = teacher_pairs(vector_dir, args.validate, cache, teacher)
+            val = teacher_pairs(vector_dir, args.validate, cache, teacher, exclude)
         else:
             fit, val = split_off(fit)
     except (OSError, ValueError, sqlite3.Error) as e:
         print(f"codesearch: {e}", file=sys.stderr)
         return 1
+    # Training starts from the distilled table: a configured delta is left out, so a new delta is over the base.
+    parts = static_delta.split_name(settings.static_model)
+    base_name = args.base or (parts[0] if parts else settings.static_model)
     with quiet_libraries():  # after the data is there: a wrong home fails at once
-        encoder = StaticEncoder(static_model_path(args.base or settings.static_model, settings.model_cache))
+        encoder = StaticEncoder(static_model_path(base_name, settings.model_cache))
     print(f"training on {len(fit.texts)} chunks, validating on {len(val.texts)}")
-    table = train_table(
+    table, proj = train_table(
         encoder.vectors,
         (token_ids(encoder, fit.texts), fit.vectors),
         (token_ids(encoder, val.texts), val.vectors),
         args.epochs,
     )
-    save_model(encoder, table, Path(args.out))
+    save_model(encoder, table @ fold_matrix(proj), Path(args.out))
     print(f"wrote {args.out}")
+    if args.delta_out:
+        meta = {"base": base_name, "teacher": teacher, "chunks": len(fit.texts), "repositories": repos}
+        delta = trained_delta(encoder.vectors, table, proj, meta)
+        static_delta.save(delta, Path(args.delta_out))
+        size = Path(args.delta_out).stat().st_size
+        print(f"wrote {args.delta_out}: {len(delta.rows)} of {len(table)} rows trained, {size:,} bytes")
     return 0
 
 

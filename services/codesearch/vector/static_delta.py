@@ -1,0 +1,161 @@
+"""A teacher-trained static model shipped as a small delta over the distilled one.
+
+Training (static_train.py) moves only the token rows its chunks contain (7,072 of MiniLM's 30,522 for the
+standard library) and then folds one linear map into the whole table, so a trained table is
+
+    table = base @ fold, with table[rows] = the trained rows
+
+where `base` is the distilled table every machine makes offline from the bundled MiniLM (static_model.py). The
+delta file holds `rows`, those rows int8-quantised (a scale per row), `fold`, and `check_rows`: a sample of the
+base rows it was made over. Distillation runs a PCA, whose components may come out with another sign (or turn
+within a near-tied pair) on another machine's BLAS, so the local base is first aligned to the sample by an
+orthogonal Procrustes fit; a base that does not align is a different model and is refused.
+
+A delta is named `BASE+DELTA` in CODESEARCH_STATIC_MODEL: `all-MiniLM-L6-v2+stdlib` is the shipped file
+`vector/static_deltas/stdlib.npz`, and DELTA may also be a path. It is applied once into the model cache, as a
+model2vec folder that StaticEncoder loads like any other (static_model.ensure_delta_applied).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+SHIPPED_DIR = Path(__file__).with_name("static_deltas")
+SUFFIX = ".npz"
+FORMAT = 1
+CHECK_ROWS = 512  # base rows kept to align a local base: twice the dimensions, so the fit is well determined
+# A local base aligned to the sample within this relative error is the same model. Sign flips align exactly
+# (0.0); a base distilled from another transformer leaves ~1.0.
+ALIGN_TOLERANCE = 0.02
+INT8_MAX = 127
+
+
+@dataclass(frozen=True)
+class StaticDelta:
+    rows: np.ndarray  # (n,) token ids the training moved
+    values: np.ndarray  # (n, dims) int8
+    scales: np.ndarray  # (n,) float32: values * scale = the trained row
+    fold: np.ndarray  # (dims, dims) float32: every other row is base @ fold
+    check_ids: np.ndarray  # (k,) token ids of the base sample
+    check_rows: np.ndarray  # (k, dims) float16: the base rows at check_ids
+    meta: dict[str, Any]
+
+
+def split_name(name: str) -> tuple[str, str] | None:
+    """(base, delta) for a `BASE+DELTA` static model name, else None (a folder's own name is never split)."""
+    if "+" not in name or Path(name).expanduser().is_dir():
+        return None
+    base, delta = name.rsplit("+", 1)
+    return (base, delta) if base and delta else None
+
+
+def delta_file(delta: str) -> Path:
+    """The file a delta name means: a path, else a shipped delta. FileNotFoundError names both places."""
+    p = Path(delta).expanduser()
+    if p.is_file():
+        return p
+    shipped = SHIPPED_DIR / f"{delta}{SUFFIX}"
+    if shipped.is_file():
+        return shipped
+    raise FileNotFoundError(f"static delta {delta!r} not found; looked in: path {p}; {shipped}")
+
+
+def digest(path: Path) -> str:
+    """Names what a delta makes: vectors of two different deltas never mix."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+
+
+def make(base: np.ndarray, trained_rows: dict[int, np.ndarray], fold: np.ndarray, meta: dict) -> StaticDelta:
+    """The delta of a table equal to base @ fold except at `trained_rows` (token id -> trained row)."""
+    rows = np.asarray(sorted(trained_rows), dtype=np.int32)
+    dense = np.stack([trained_rows[int(r)] for r in rows]).astype(np.float32)
+    scales = np.maximum(np.abs(dense).max(axis=1), 1e-12) / INT8_MAX
+    values = np.clip(np.round(dense / scales[:, None]), -INT8_MAX, INT8_MAX).astype(np.int8)
+    live = np.flatnonzero(np.linalg.norm(base, axis=1) > 0)  # special and unused tokens are zero rows
+    check_ids = live[np.linspace(0, len(live) - 1, min(CHECK_ROWS, len(live))).astype(int)].astype(np.int32)
+    return StaticDelta(
+        rows,
+        values,
+        scales.astype(np.float32),
+        fold.astype(np.float32),
+        check_ids,
+        base[check_ids].astype(np.float16),
+        {"format": FORMAT, "dims": int(base.shape[1]), "vocabulary": int(base.shape[0]), **meta},
+    )
+
+
+def save(delta: StaticDelta, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as fh:  # an open file: np.savez would append ".npz" to the temporary name
+        np.savez_compressed(
+            fh,
+            rows=delta.rows,
+            values=delta.values,
+            scales=delta.scales,
+            fold=delta.fold,
+            check_ids=delta.check_ids,
+            check_rows=delta.check_rows,
+            meta=np.frombuffer(json.dumps(delta.meta).encode(), dtype=np.uint8),
+        )
+    os.replace(tmp, path)
+
+
+def load(path: Path) -> StaticDelta:
+    """Reads and checks a delta file; ValueError says what is wrong with it."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+        meta = json.loads(arrays.pop("meta").tobytes().decode())
+        delta = StaticDelta(meta=meta, **arrays)
+    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, UnicodeDecodeError) as e:
+        raise ValueError(f"{path} is not a static delta file ({e.__class__.__name__}: {e})") from e
+    n, dims = delta.values.shape if delta.values.ndim == 2 else (0, 0)
+    problems = [
+        meta.get("format") != FORMAT and f"format {meta.get('format')!r}, expected {FORMAT}",
+        (dims == 0 or dims != meta.get("dims"))
+        and f"rows of {dims} dimensions, meta says {meta.get('dims')}",
+        delta.values.dtype != np.int8 and f"values are {delta.values.dtype}, not int8",
+        delta.rows.shape != (n,) and "rows and values differ in length",
+        delta.scales.shape != (n,) and "scales and values differ in length",
+        delta.fold.shape != (dims, dims) and f"fold is {delta.fold.shape}, not {dims}x{dims}",
+        delta.check_rows.shape != (len(delta.check_ids), dims) and "check rows do not match their ids",
+    ]
+    found = [p for p in problems if p]
+    if found:
+        raise ValueError(f"{path} is not a usable static delta: {'; '.join(found)}")
+    return delta
+
+
+def apply(delta: StaticDelta, base: np.ndarray) -> np.ndarray:
+    """The trained table from a local distilled `base`. ValueError when `base` is not the delta's base."""
+    vocab = int(delta.meta.get("vocabulary", -1))
+    if base.shape != (vocab, delta.fold.shape[0]):
+        raise ValueError(f"the delta was made over a {vocab}x{delta.fold.shape[0]} table, not {base.shape}")
+    local = base[delta.check_ids].astype(np.float64)
+    want = delta.check_rows.astype(np.float64)
+    u, _, vt = np.linalg.svd(local.T @ want)
+    align = u @ vt  # orthogonal: local @ align ~ want
+    error = float(np.linalg.norm(local @ align - want)) / max(float(np.linalg.norm(want)), 1e-12)
+    if error > ALIGN_TOLERANCE:
+        raise ValueError(
+            f"the static model is not the one the delta was made over ({delta.meta.get('base')!r}): "
+            f"its rows differ by {error:.2f} after alignment (tolerance {ALIGN_TOLERANCE})"
+        )
+    table = (base.astype(np.float64) @ align @ delta.fold).astype(np.float32)
+    table[delta.rows] = delta.values.astype(np.float32) * delta.scales[:, None]
+    return table
+
+
+def applied_dir(base_dir: Path, delta_path: Path, model_cache: Path) -> Path:
+    from codesearch.common.models.cache import STATIC_SUBDIR
+
+    return model_cache / STATIC_SUBDIR / f"{base_dir.name}+{digest(delta_path)}"
