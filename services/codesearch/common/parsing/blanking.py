@@ -2,8 +2,23 @@
 
 from __future__ import annotations
 
+import bisect
 import re
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Sequence
+
+_DIRECTIVE_LINES = re.compile(rb"(?m)^[ \t]*#(?:[^\n\\]|\\.|\\\n)*")  # a `#` line with its continuation lines
+
+
+def directive_spans(source: bytes) -> list[tuple[int, int]]:
+    """(start, end) of every `#` directive of `source`, continuation lines included, in source order."""
+    return [m.span() for m in _DIRECTIVE_LINES.finditer(source)] if b"#" in source else []
+
+
+def inside(spans: Sequence[tuple[int, int]], at: int) -> bool:
+    """Whether offset `at` lies in one of `spans` (sorted, disjoint)."""
+    i = bisect.bisect_right(spans, (at, sys.maxsize)) - 1
+    return i >= 0 and at < spans[i][1]
 
 
 def spaces(data: bytes) -> bytes:

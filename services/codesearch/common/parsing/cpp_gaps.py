@@ -4,6 +4,7 @@ candidate of preprocess.c_family_retries, made only when blanking the macros lef
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from codesearch.common.parsing.blanking import blank, blank_group, spaces, underscore_group
 
@@ -109,54 +110,43 @@ def _blank_member_class(match: re.Match[bytes]) -> bytes:
     return spaces(match.group(0)[:-1]) + b"*"
 
 
+_Rewrite = Callable[[re.Match[bytes]], bytes]
+
+# Each rewrite with the words that must be in the source for its pattern to match (a cheap test that skips most
+# passes on most files), in the order they run.
+_REWRITES: tuple[tuple[tuple[bytes, ...], re.Pattern[bytes], _Rewrite], ...] = (
+    ((b"template",), _EXPLICIT_INSTANTIATION, blank),
+    ((b"= nullptr", b"= {}", b"* = ", b"& = "), _UNNAMED_DEFAULT, lambda m: m.group(0)[:-1] + b"_"),
+    ((b"= delete",), _DELETED, blank_group(1)),
+    ((b"enum",), _UNNAMED_ENUM_BASE, blank_group(1)),
+    ((b"typename",), _EXPRESSION_TYPENAME, blank_group(1)),
+    ((b"typename",), _USING_TYPENAME, blank_group(1)),
+    ((b"= {",), _BRACE_DEFAULT, _brace_default),
+    ((b"~",), _DESTRUCTOR_CALL, blank_group(1)),
+    ((b'" ',), _STRING_MACRO, blank),
+    ((b"::*",), _MEMBER_POINTER, _blank_member_class),
+    ((b"->*", b".*"), _MEMBER_POINTER_ACCESS, blank_group(1)),
+    ((b" : ",), _UNNAMED_BITFIELD, lambda m: m.group(1) + b" _:" + m.group(2) + b";"),
+    ((b"= void()", b"= bool()", b"= int()"), _FUNCTION_TYPE_DEFAULT, blank_group(1)),
+    ((b"& ",), _PAREN_REFERENCE_INIT, lambda m: m.group(1) + b"{" + m.group(2) + b"};"),
+    ((b"__restrict",), _REFERENCE_RESTRICT, blank_group(1)),
+    ((b"(",), _KEYWORD_CAST, blank),
+    ((b"= delete",), _TEMPLATE_DELETED, blank_group(1)),
+    ((b"for (;",), _FOR_CONDITION_DECLARATION, _for_condition),
+    ((b"__attribute__",), _ATTRIBUTE_BEFORE_INIT, blank_group(1)),
+    ((b"register ",), _REGISTER_ASM, blank_group(1)),
+    ((b"_inheritance ",), _INHERITANCE_KEYWORD, blank_group(1)),
+    ((b"this ",), _EXPLICIT_THIS, blank_group(1)),
+    ((b"operator",), _BARE_OPERATOR_CALL, _underscore_operator),
+    ((b"operator",), _USING_PACK, blank_group(1)),
+    ((b"operator",), _OPERATOR_CALL, underscore_group(1)),
+    ((b"operator",), _OPERATOR_STATEMENT, lambda m: m.group(1) + b"__"),
+)
+
+
 def rewrite_cpp_gaps(source: bytes) -> bytes:
     """The C++ forms above rewritten in place (same length, newlines kept); passes whose words are absent skipped."""
-    if b"template" in source:
-        source = _EXPLICIT_INSTANTIATION.sub(blank, source)
-    if b"= nullptr" in source or b"= {}" in source or b"* = " in source or b"& = " in source:
-        source = _UNNAMED_DEFAULT.sub(lambda m: m.group(0)[:-1] + b"_", source)
-    if b"= delete" in source:
-        source = _DELETED.sub(blank_group(1), source)
-    if b"enum" in source:
-        source = _UNNAMED_ENUM_BASE.sub(blank_group(1), source)
-    if b"typename" in source:
-        source = _EXPRESSION_TYPENAME.sub(blank_group(1), source)
-        source = _USING_TYPENAME.sub(blank_group(1), source)
-    if b"= {" in source:
-        source = _BRACE_DEFAULT.sub(_brace_default, source)
-    if b"~" in source:
-        source = _DESTRUCTOR_CALL.sub(blank_group(1), source)
-    if b'" ' in source:
-        source = _STRING_MACRO.sub(blank, source)
-    if b"::*" in source:
-        source = _MEMBER_POINTER.sub(_blank_member_class, source)
-    if b"->*" in source or b".*" in source:
-        source = _MEMBER_POINTER_ACCESS.sub(blank_group(1), source)
-    if b" : " in source:
-        source = _UNNAMED_BITFIELD.sub(lambda m: m.group(1) + b" _:" + m.group(2) + b";", source)
-    if b"= void()" in source or b"= bool()" in source or b"= int()" in source:
-        source = _FUNCTION_TYPE_DEFAULT.sub(blank_group(1), source)
-    if b"& " in source:
-        source = _PAREN_REFERENCE_INIT.sub(lambda m: m.group(1) + b"{" + m.group(2) + b"};", source)
-    if b"__restrict" in source:
-        source = _REFERENCE_RESTRICT.sub(blank_group(1), source)
-    if b"(" in source:
-        source = _KEYWORD_CAST.sub(blank, source)
-    if b"= delete" in source:
-        source = _TEMPLATE_DELETED.sub(blank_group(1), source)
-    if b"for (;" in source:
-        source = _FOR_CONDITION_DECLARATION.sub(_for_condition, source)
-    if b"__attribute__" in source:
-        source = _ATTRIBUTE_BEFORE_INIT.sub(blank_group(1), source)
-    if b"register " in source:
-        source = _REGISTER_ASM.sub(blank_group(1), source)
-    if b"_inheritance " in source:
-        source = _INHERITANCE_KEYWORD.sub(blank_group(1), source)
-    if b"this " in source:
-        source = _EXPLICIT_THIS.sub(blank_group(1), source)
-    if b"operator" in source:
-        source = _BARE_OPERATOR_CALL.sub(_underscore_operator, source)
-        source = _USING_PACK.sub(blank_group(1), source)
-        source = _OPERATOR_CALL.sub(underscore_group(1), source)
-        source = _OPERATOR_STATEMENT.sub(lambda m: m.group(1) + b"__", source)
+    for words, pattern, rewrite in _REWRITES:
+        if any(word in source for word in words):
+            source = pattern.sub(rewrite, source)
     return source

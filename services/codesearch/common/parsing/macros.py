@@ -13,12 +13,11 @@ table, not a list of names: what it blanks is what the repository itself defines
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from codesearch.common.parsing.blanking import spaces
+from codesearch.common.parsing.blanking import directive_spans, inside, spaces
 
 _DEFINE = re.compile(rb"(?m)^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\()?((?:[^\n\\]|\\.|\\\n)*)")
 _COMMENT = re.compile(rb"/\*.*?\*/|//[^\n]*", re.S)
@@ -42,7 +41,6 @@ _IDENTIFIER = re.compile(rb"[A-Za-z_]\w*")
 _STRING_BODY = re.compile(rb'"(?:[^"\\\n]|\\.)*"')  # `#define ABSL_XPACLRI_HINT "hint #0x7;"`
 _PASTE_BODY = re.compile(rb"\w*(?:\s*##\s*\w+)+")  # `0x##x##ULL`, `Elf64_##x`
 _FORWARD_BODY = re.compile(rb"([A-Za-z_]\w*)\(\s*\w+\s*\)")  # `__ElfN(x)`
-_DIRECTIVE_LINES = re.compile(rb"(?m)^[ \t]*#(?:[^\n\\]|\\.|\\\n)*")  # with its continuation lines
 # A name that reads as a macro (`ABSL_GUARDED_BY`, `absl_nullable`, `CONSTEXPR_M`, `NOMINMAX`): a test file's
 # `#define x` or `#define inline` must not blank every `x` of the project.
 _MACRO_NAME = re.compile(rb"[A-Za-z]\w*_\w*|[A-Z][A-Z0-9]{2,}")
@@ -94,13 +92,11 @@ class MacroTable:
         )
         if not present:
             return source
-        directives = [m.span() for m in _DIRECTIVE_LINES.finditer(source)]
-        starts = [start for start, _ in directives]
+        directives = directive_spans(source)
 
         def replace_outside_directives(match: re.Match[bytes]) -> bytes:
             # a `#define` body keeps its macros (a blanked continuation line ends the directive early)
-            i = bisect.bisect_right(starts, match.start()) - 1
-            if i >= 0 and match.start() < directives[i][1]:
+            if inside(directives, match.start()):
                 return match.group(0)
             paste = match.groupdict().get("paste")
             if paste:  # `ElfW(Sym)` -> `ElfW_Sym_`

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from tree_sitter import Node, Tree
 
-from codesearch.common.parsing.blanking import spaces
+from codesearch.common.parsing.blanking import directive_spans, inside, spaces
 
 # Rounds of repair after the candidates: each blanks the next stage or the next enclosing invocation of the errors
 # left. abseil-cpp's C++ files with errors after 0/1/2/3/4/6 rounds: 31, 16, 10, 9, 9, 9 (note of issue 18).
@@ -43,7 +43,6 @@ _GAP = re.compile(rb"(?:\s|//[^\n]*|/\*.*?\*/)*", re.S)  # what may stand betwee
 _BODY_AFTER = re.compile(rb"\s*\{")  # an invocation followed by a block
 _DEFINE_OR_UNDEF = re.compile(rb"[ \t]*#[ \t]*(?:define|undef)\b")
 _EXPRESSION_ENDS = (b",", b"(", b")", b"=", b"= {", b"={", b"return")
-_DIRECTIVE_LINES = re.compile(rb"(?m)^[ \t]*#(?:[^\n\\]|\\.|\\\n)*")
 
 
 def error_nodes(root: Node, limit: int) -> list[Node]:
@@ -83,8 +82,7 @@ class _Invocations:
         self.opens: list[int] = []  # offset of each invocation's `(`
         self.names: list[int] = []  # offset of its name
         for match in _MACRO_CALL.finditer(source):
-            i = bisect.bisect_right(directives, (match.start(), len(source))) - 1
-            if i >= 0 and match.start() < directives[i][1]:
+            if inside(directives, match.start()):
                 continue  # a `#define` body is not parsed as code
             self.names.append(match.start())
             self.opens.append(match.end() - 1)
@@ -195,7 +193,7 @@ def repair(
     """The tree with the fewest errors after blanking the directives inside expressions, then, round by round, the
     arguments (or the whole) of the innermost invocations around the errors; the tree given when none has fewer.
     Returns the tree, its error count and the bytes it parsed."""
-    directives = [m.span() for m in _DIRECTIVE_LINES.finditer(source)] if b"#" in source else []
+    directives = directive_spans(source)
     current, best_tree, best_errors = bytearray(source), tree, errors
     inside = _expression_directives(source, directives)
     if (
