@@ -31,7 +31,8 @@ log = logging.getLogger(__name__)
 # 3: more C-family macro forms blanked (wrapped declarations, va_arg types, continuation-line attributes, ...).
 # 4: the project's attribute-like macros (macros.py) and C++ forms the grammar lacks (preprocess.rewrite_cpp_gaps).
 # 5: error-located repair of macro invocations (repair.py), string and statement-head macros, more C++ rewrites.
-PARSER_VERSION = 5
+# 6: C++ operators defined out of class are named after the operator (`X::operator<<`, was `operator`).
+PARSER_VERSION = 6
 
 # language name -> (module, attribute holding its LanguageSpec)
 _SPECS: dict[str, tuple[str, str]] = {

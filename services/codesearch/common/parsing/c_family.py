@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import tree_sitter_c
 import tree_sitter_cpp
 from tree_sitter import Node
@@ -62,11 +64,24 @@ def imports(node: Node, source: bytes) -> list[ImportRef]:
     return [ImportRef(module=spec.strip('"<>'), line=node.start_point[0] + 1, kind=kind)]
 
 
+# An operator's name is its symbol (`operator<<`, `operator()`, `operator bool`): its `<` opens no template
+# arguments, so it must not be cut there (`X::operator<<` was named `operator`).
+_OPERATOR_NAME = re.compile(
+    r"operator(?: ?(?:<<=|>>=|<=>|<<|>>|<=|>=|<|>|\(\)|\[\]|->\*?|[^\s<(\w]+)| [\w ]+)"
+)
+
+
+def _without_template_args(part: str) -> str:
+    part = " ".join(part.split())
+    operator = _OPERATOR_NAME.match(part)
+    return operator.group(0).strip() if operator else part.split("<", 1)[0]
+
+
 def split_cpp(name: str) -> tuple[str, str]:
-    """`ns::A::f` -> ("f", "ns.A"); template arguments dropped."""
+    """`ns::A::f` -> ("f", "ns.A"); template arguments dropped (not an operator's own `<`)."""
     if "::" not in name:
         return name, ""
-    parts = [p.split("<", 1)[0] for p in name.replace(" ", "").split("::")]
+    parts = [_without_template_args(p) for p in name.split("::")]
     return parts[-1], ".".join(p for p in parts[:-1] if p)
 
 
