@@ -6,7 +6,9 @@ import math
 import random
 
 import pytest
-from codesearch.eval.confidence_fit import Answer, fit, grouped_cv, logit
+from codesearch.eval.confidence_fit import CANDIDATES, Answer, first_file, fit, grouped_cv, logit
+from codesearch.orchestrator.ranking.fusion import fuse
+from codesearch.v1 import common_pb2
 
 pytest.importorskip("sklearn")
 
@@ -34,3 +36,31 @@ def test_fit_unfolds_to_raw_units_and_cv_holds_out_whole_repositories() -> None:
     noise_only = grouped_cv(train, [], [1])
     assert cv is not None and noise_only is not None
     assert cv > 0.8 and noise_only < 0.7
+
+
+def _hit(path: str, start: int) -> common_pb2.Hit:
+    loc = common_pb2.Location(repository="r", path=path, start_line=start, end_line=start + 9)
+    return common_pb2.Hit(location=loc, score=1.0)
+
+
+KEYWORD = [_hit("router.go", 1), _hit("tree.go", 1), _hit("mux.go", 1)]
+
+
+def test_legs_agree_reads_each_legs_own_first_file() -> None:
+    same = fuse(
+        [(common_pb2.LEG_KEYWORD, 1.0, KEYWORD), (common_pb2.LEG_VECTOR, 0.5, [_hit("router.go", 40)])], 40
+    )
+    # The vector leg's first hit is in another file than the keyword leg's, though it also found router.go.
+    other = fuse(
+        [
+            (common_pb2.LEG_KEYWORD, 1.0, KEYWORD),
+            (common_pb2.LEG_VECTOR, 0.5, [_hit("tree.go", 1), _hit("router.go", 40)]),
+        ],
+        40,
+    )
+    alone = fuse([(common_pb2.LEG_KEYWORD, 1.0, KEYWORD)], 40)  # the direct path: nothing to disagree with
+    assert first_file(other, common_pb2.LEG_VECTOR) == ("r", "tree.go")
+    assert first_file(alone, common_pb2.LEG_VECTOR) is None
+    assert CANDIDATES["legs_agree"](same) == CANDIDATES["legs_first_agree"](same) == 1.0
+    assert CANDIDATES["legs_agree"](other) == CANDIDATES["legs_first_agree"](other) == 0.0
+    assert CANDIDATES["legs_agree"](alone) == 1.0 and CANDIDATES["legs_first_agree"](alone) == 0.0

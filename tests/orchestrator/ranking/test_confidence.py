@@ -39,26 +39,3 @@ def test_vector_agreement_and_query_length_are_features() -> None:
     assert conf(agreeing, "how routing works") > conf(agreeing, many)
     assert 0.0 < conf(elsewhere, many) < 1.0
     assert len(confidence.CONF_WEIGHTS) == len(confidence.FEATURES)
-
-
-def test_legs_agree_reads_each_legs_own_first_file() -> None:
-    i_agree = confidence.FEATURES.index("legs_agree")
-    same = fuse(
-        [(common_pb2.LEG_KEYWORD, 1.0, KEYWORD), (common_pb2.LEG_VECTOR, 0.5, [hit("router.go", 40)])], 40
-    )
-    # The vector leg's first hit is in another file than the keyword leg's, even though it also found router.go.
-    other = fuse(
-        [
-            (common_pb2.LEG_KEYWORD, 1.0, KEYWORD),
-            (common_pb2.LEG_VECTOR, 0.5, [hit("tree.go", 1), hit("router.go", 40)]),
-        ],
-        40,
-    )
-    alone = fuse([(common_pb2.LEG_KEYWORD, 1.0, KEYWORD)], 40)  # the direct path: nothing to disagree with
-    assert confidence.first_file(other, common_pb2.LEG_VECTOR) == ("r", "tree.go")
-    assert confidence.first_file(alone, common_pb2.LEG_VECTOR) is None
-    assert confidence.features(same, "how routing works")[i_agree] == 1.0
-    assert confidence.features(other, "how routing works")[i_agree] == 0.0
-    assert confidence.features(alone, "how routing works")[i_agree] == 1.0
-    # Agreement raises the confidence: the fitted weight is positive.
-    assert confidence.CONF_WEIGHTS[i_agree] > 0

@@ -9,16 +9,15 @@ from codesearch.orchestrator.ranking.fusion import FusedHit
 from codesearch.v1 import common_pb2
 
 # The model for answers ranked by ranking/signals.py (meaning questions and names): "the top hit is right" (hit@1),
-# refit with eval/confidence_fit.py (sklearn LogisticRegression, C=1 on standardised features, unfolded here to raw
-# units) on the polyglot FIT repositories and the stdlib sets' tune halves (their signal-ranked answers), over the
-# offline ranking of main's leg dump with the static vector tier (notes/15-confidence.md). Features chosen by
-# forward selection on cross-validation that leaves one FIT repository out: a feature joins when it gains in at
-# least 90% of repository bootstraps and keeps the stdlib tune halves' out-of-fold AUROC within 0.01. From the six
-# before (CV 0.829), legs_agree joined (CV 0.850, gain in 99.9% of bootstraps); no other did. Held-out
-# repositories, every answer (the exact-leg model's too): AUROC 0.836 (0.833 before); online notes/15-confidence.md.
-CONF_BIAS = -0.546
+# refit with eval/confidence_fit.py (sklearn LogisticRegression, C=1) on the polyglot FIT repositories and the
+# stdlib sets' tune halves (their signal-ranked answers), over the offline ranking of the legs with the static
+# vector tier (notes/15.md). Features chosen by forward selection on 5-fold cross-validation over that training
+# set (the router's confidence, keyword coverage, a bare name, the keyword leg's top file, path-word boosts and
+# the vector leg's own score added under 0.003 each; CV 0.885). Held-out repositories, same answers, offline:
+# AUROC 0.820 (the four features before, refit on the same answers: 0.777); online notes/15.md.
+CONF_BIAS = -0.433
 # One per FEATURES entry, in order.
-CONF_WEIGHTS: tuple[float, ...] = (2.455, 1.605, 1.952, 2.139, 1.135, -4.392, 0.779)
+CONF_WEIGHTS: tuple[float, ...] = (2.237, 1.601, 1.027, 1.647, 0.954, -2.936)
 FEATURES = (
     "margin",  # relative margin between the first two scores: a clear winner is usually right
     "defines",  # the top hit defines the name the query asks about (signals.py)
@@ -26,9 +25,6 @@ FEATURES = (
     "margin_to_fifth",  # the top score's lead over the fifth: a flat head means several plausible answers
     "vector_agrees",  # the vector leg put a chunk of the top hit's file in its first VECTOR_HEAD: meaning agrees
     "query_length",  # the query's content words / QUERY_LENGTH_CAP: a long description is harder to place
-    # the keyword and vector legs' own first hits are in one file (1 too when only one of them answered: nothing
-    # disagrees): two different views of the query pick the same file
-    "legs_agree",
 )
 VECTOR_HEAD = 5  # the vector leg's first hits that count as agreeing (5 and 3 gave the same CV AUROC)
 QUERY_LENGTH_CAP = 12  # content words beyond this add no doubt (stdlib paraphrases reach 16)
@@ -49,40 +45,24 @@ EXACT_LEGS = frozenset(
 FILE_SHARE_DEPTH = 10  # the results a reader sees: how many of them are in the top hit's file
 
 
-def _file(f: FusedHit) -> tuple[str, str]:
-    return f.hit.location.repository, f.hit.location.path
-
-
-def first_file(fused: list[FusedHit], leg: int) -> tuple[str, str] | None:
-    """The file of `leg`'s own first hit among the fused candidates (None when the leg found none of them)."""
-    ranked = [(s.rank, _file(f)) for f in fused for s in f.leg_scores if s.leg == leg]
-    return min(ranked)[1] if ranked else None
-
-
 def features(fused: list[FusedHit], query: str = "") -> list[float]:
     """The signals of FEATURES, in order, for a non-empty answer to `query`."""
     top = fused[0].score
     second = fused[1].score if len(fused) > 1 else 0.0
     fifth = fused[min(4, len(fused) - 1)].score
     head = fused[:FILE_SHARE_DEPTH]
-    top_file = _file(fused[0])
-    in_top_file = [f for f in fused if _file(f) == top_file]
+    top_file = (fused[0].hit.location.repository, fused[0].hit.location.path)
+    in_top_file = [f for f in fused if (f.hit.location.repository, f.hit.location.path) == top_file]
     vector_agrees = any(
         s.leg == common_pb2.LEG_VECTOR and s.rank < VECTOR_HEAD for f in in_top_file for s in f.leg_scores
     )
-    keyword_first, vector_first = (
-        first_file(fused, common_pb2.LEG_KEYWORD),
-        first_file(fused, common_pb2.LEG_VECTOR),
-    )
-    legs_agree = keyword_first is None or vector_first is None or keyword_first == vector_first
     return [
         (top - second) / top if top > 0 else 0.0,
         float(any(b.name == "defines_query_name" for b in fused[0].boosts)),
-        sum(1 for f in head if _file(f) == top_file) / len(head),
+        sum(1 for f in head if (f.hit.location.repository, f.hit.location.path) == top_file) / len(head),
         (top - fifth) / top if top > 0 else 0.0,
         float(vector_agrees),
         min(len(content_words(query)), QUERY_LENGTH_CAP) / QUERY_LENGTH_CAP,
-        float(legs_agree),
     ]
 
 
