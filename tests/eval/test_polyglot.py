@@ -185,3 +185,28 @@ def test_waiting_for_embeddings_does_not_read_a_silent_vector_leg_as_done(
     monkeypatch.setattr(polyglot_run, "POLL_S", 0.1)
     with pytest.raises(polyglot_run.IndexFailed, match="vector leg has not answered"):
         polyglot_run.wait_for_embeddings(stub, ["tiny"], lambda _line: None)
+
+
+def test_confidence_is_reported_per_category_within_each_half(polyglot: Path) -> None:
+    from codesearch.eval.polyglot_report import calibration, format_calibration
+
+    fit_repo, held_repo = FIT_REPOS[0], HELD_OUT_REPOS[0]
+    pset = load_set(polyglot).for_repos([fit_repo, held_repo])
+    run = {}
+    for i, q in enumerate(pset.queries):
+        right = i % 2 == 0  # every other query right, and only those confident
+        results = (
+            [{"path": t.path, "start_line": t.start, "end_line": t.end} for t in q.targets] if right else []
+        )
+        run[q.qid] = {"results": results, "confidence": 0.97 if right else 0.2}
+    cal = calibration(pset, run)
+    assert cal is not None
+    assert cal["split:held-out"]["auroc"] == 1.0
+    held = [q for q in pset.queries if q.repo == held_repo]
+    for c in {q.category for q in held}:
+        assert cal[f"split:held-out/{c}"]["n"] == sum(1 for q in held if q.category == c)
+    in_bins = {b["from"]: b for b in cal["bins_held_out"]}
+    assert in_bins[0.95]["n"] + in_bins[0.0]["n"] == len(held)
+    assert in_bins[0.95]["hit1"] == 1.0 and in_bins[0.0]["hit1"] == 0.0
+    text = format_calibration("auto", cal)
+    assert "split:held-out/semantic" in text and "hit@1 per confidence bin, held-out:" in text

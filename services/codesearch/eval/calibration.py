@@ -41,18 +41,27 @@ def calibration(queries: Sequence[Query], runs: Mapping[str, Mapping[str, Any]])
         pairs.append((float(run["confidence"]), score_one(q, run)["hit1"] > 0))
     if not pairs:
         return None
-    bins = []
+    return {
+        "auroc": auroc([c for c, _ in pairs], [y for _, y in pairs]),
+        "n": len(pairs),
+        "bins": bins(pairs),
+    }
+
+
+def bins(pairs: Sequence[tuple[float, bool]]) -> list[dict[str, Any]]:
+    """hit@1 of the (confidence, top hit right) pairs whose confidence falls in each of BINS."""
+    out = []
     for lo, hi in zip(BINS, BINS[1:], strict=False):
         inside = [y for c, y in pairs if lo <= c < hi]
-        bins.append(
+        out.append(
             {
                 "from": lo,
                 "to": min(hi, 1.0),
                 "n": len(inside),
-                "hit1": (sum(inside) / len(inside)) if inside else None,
+                "hit1": sum(inside) / len(inside) if inside else None,
             }
         )
-    return {"auroc": auroc([c for c, _ in pairs], [y for _, y in pairs]), "n": len(pairs), "bins": bins}
+    return out
 
 
 def format_calibration(name: str, cal: Mapping[str, Any]) -> str:
@@ -62,7 +71,13 @@ def format_calibration(name: str, cal: Mapping[str, Any]) -> str:
         if a is not None
         else f"confidence of {name}: AUROC undefined (all right or all wrong)"
     ]
-    for b in cal["bins"]:
+    return "\n".join(lines + format_bins(cal["bins"]))
+
+
+def format_bins(rows: Sequence[Mapping[str, Any]], indent: str = "  ") -> list[str]:
+    """One line per confidence bin: how many queries fell in it and their hit@1."""
+    out = []
+    for b in rows:
         hit = "-" if b["hit1"] is None else f"{b['hit1']:.3f}"
-        lines.append(f"  confidence {b['from']:.2f}-{b['to']:.2f}: {b['n']:>4} queries, hit@1 {hit}")
-    return "\n".join(lines)
+        out.append(f"{indent}confidence {b['from']:.2f}-{b['to']:.2f}: {b['n']:>4} queries, hit@1 {hit}")
+    return out

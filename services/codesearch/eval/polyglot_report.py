@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from codesearch.eval.calibration import BINS, auroc
+from codesearch.eval.calibration import auroc, bins, format_bins
 from codesearch.eval.polyglot import (
     CATEGORIES,
     FIT_REPOS,
@@ -106,8 +106,9 @@ def format_report(runs: Mapping[str, Mapping[str, Any]], pset: PolyglotSet) -> s
 
 
 def calibration(pset: PolyglotSet, run: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
-    """AUROC of the response's confidence for a correct top hit, overall, per category and per half, and the
-    hit@1 of each confidence bin; None when the run has no confidence (baselines)."""
+    """AUROC of the response's confidence for a correct top hit, overall, per category, per half and per category
+    within each half, and the hit@1 of each confidence bin, over all queries and over the held-out half; None
+    when the run has no confidence (baselines)."""
     pairs: list[tuple[str, str, float, bool]] = []
     for q in pset.queries:
         rec = run.get(q.qid)
@@ -127,29 +128,28 @@ def calibration(pset: PolyglotSet, run: Mapping[str, Mapping[str, Any]]) -> dict
         out[c] = au([p for p in pairs if p[0] == c])
     for h in ("fit", "held-out"):
         out[f"split:{h}"] = au([p for p in pairs if p[1] == h])
-    bins = []
-    for lo, hi in zip(BINS, BINS[1:], strict=False):
-        inside = [y for *_, c, y in pairs if lo <= c < hi]
-        bins.append(
-            {
-                "from": lo,
-                "to": min(hi, 1.0),
-                "n": len(inside),
-                "hit1": sum(inside) / len(inside) if inside else None,
-            }
-        )
-    out["bins"] = bins
+        for c in CATEGORIES:
+            out[f"split:{h}/{c}"] = au([p for p in pairs if p[1] == h and p[0] == c])
+    out["bins"] = _bins(pairs)
+    out["bins_held_out"] = _bins([p for p in pairs if p[1] == "held-out"])
     return out
+
+
+def _bins(pairs: list[tuple[str, str, float, bool]]) -> list[dict[str, Any]]:
+    return bins([(c, y) for *_, c, y in pairs])
 
 
 def format_calibration(name: str, cal: Mapping[str, Any]) -> str:
     lines = [f"confidence of {name}: AUROC for a correct top hit"]
-    for key in ("ALL", *CATEGORIES, "split:fit", "split:held-out"):
+    halves = [f"split:{h}{c}" for h in ("fit", "held-out") for c in ("", *(f"/{c}" for c in CATEGORIES))]
+    for key in ("ALL", *CATEGORIES, *halves):
         row = cal.get(key) or {}
-        lines.append(f"  {key:<18} {_f(row.get('auroc')):>7}  over {row.get('n', 0)} queries")
-    for b in cal["bins"]:
-        hit = "-" if b["hit1"] is None else f"{b['hit1']:.3f}"
-        lines.append(f"  confidence {b['from']:.2f}-{b['to']:.2f}: {b['n']:>4} queries, hit@1 {hit}")
+        lines.append(f"  {key:<27} {_f(row.get('auroc')):>7}  over {row.get('n', 0)} queries")
+    for title, key in (("all queries", "bins"), ("held-out", "bins_held_out")):
+        if key not in cal:
+            continue  # a summary written before the held-out bins
+        lines.append(f"  hit@1 per confidence bin, {title}:")
+        lines += format_bins(cal[key], indent="    ")
     return "\n".join(lines)
 
 
