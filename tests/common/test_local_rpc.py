@@ -67,7 +67,7 @@ def _indexed_server(tmp_path: Path, interceptors: list, token: str = "") -> tupl
 def _local_and_wire(
     server: ThreadedServer, settings: Settings, request: keyword_pb2.KeywordSearchRequest
 ) -> tuple:  # type: ignore[type-arg]
-    served = local_services(server._server)  # type: ignore[arg-type]
+    served = local_services(server.grpc_server)  # type: ignore[arg-type]  # None only when stopped
     assert served is not None and "/codesearch.v1.KeywordService/KeywordSearch" in served.handlers
 
     async def both() -> tuple[bytes, bytes]:
@@ -127,7 +127,7 @@ def test_a_token_protected_server_accepts_its_own_local_calls(tmp_path: Path) ->
 
 def test_statuses_and_deadlines_reach_the_caller_as_from_the_wire(tmp_path: Path) -> None:
     server, settings = _indexed_server(tmp_path, [])
-    served = local_services(server._server)  # type: ignore[arg-type]
+    served = local_services(server.grpc_server)  # type: ignore[arg-type]  # None only when stopped
     assert served is not None
 
     async def codes() -> list[grpc.StatusCode]:

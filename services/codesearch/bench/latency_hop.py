@@ -1,11 +1,13 @@
 """What one leg call's gRPC hop costs in the one-process server: KeywordSearch through a channel to the server's
-own address, from the server's event loop (as the orchestrator calls its legs), against the same servicer method
-called directly on the same data, in the same run.
+own address, from the server's event loop (as the orchestrator called its legs), and through the in-process
+`LocalChannel` (as it calls them now: common/local_rpc.py), against the same servicer method called directly on
+the same data, in the same run.
 
     python -m codesearch.bench.latency_hop --corpus /tmp/corpus/cpython-lib [--queries dev-queries.jsonl]
 
 The corpus is indexed (keyword leg only) into a temporary data directory first. Prints p50 wall time and the
-process's CPU time per call for both, their ratios, and whether every answer was the same bytes both ways.
+process's CPU time per call for each way, their ratios to the direct call, and whether every answer was the same
+bytes every way.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 import grpc
 
 from codesearch.common.aio_thread import ThreadedServer
+from codesearch.common.local_rpc import LocalChannel, LocalServices, local_services
 from codesearch.config import Settings
 from codesearch.eval.runfile import load_queries
 from codesearch.keyword.service import KeywordServicer
@@ -46,9 +49,12 @@ class Way:
     answers: list[bytes] = field(default_factory=list)
 
 
-async def _measure(address: str, settings: Settings, queries: list[str], rounds: int) -> tuple[Way, Way]:
+async def _measure(
+    address: str, served: LocalServices, settings: Settings, queries: list[str], rounds: int
+) -> dict[str, Way]:
     channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
     stub = keyword_pb2_grpc.KeywordServiceStub(channel)
+    local = keyword_pb2_grpc.KeywordServiceStub(LocalChannel(served, channel, []))
     servicer = KeywordServicer(settings)
     requests = [
         keyword_pb2.KeywordSearchRequest(repositories=[REPOSITORY], query=q, limit=LEG_DEPTH) for q in queries
@@ -57,17 +63,25 @@ async def _measure(address: str, settings: Settings, queries: list[str], rounds:
     async def through_grpc(r: keyword_pb2.KeywordSearchRequest) -> keyword_pb2.KeywordSearchResponse:
         return await stub.KeywordSearch(r, timeout=CALL_TIMEOUT_S)
 
+    async def in_process(r: keyword_pb2.KeywordSearchRequest) -> keyword_pb2.KeywordSearchResponse:
+        return await local.KeywordSearch(r, timeout=CALL_TIMEOUT_S)
+
     async def direct(r: keyword_pb2.KeywordSearchRequest) -> keyword_pb2.KeywordSearchResponse:
         return await servicer.KeywordSearch(r, None)  # type: ignore[arg-type]  # no context: it never fails here
 
-    ways = {"grpc": (through_grpc, Way()), "direct": (direct, Way())}
+    ways = {
+        "through gRPC": (through_grpc, Way()),
+        "LocalChannel": (in_process, Way()),
+        "direct": (direct, Way()),
+    }
     for r in (requests * WARMUP_CALLS)[:WARMUP_CALLS]:
-        await through_grpc(r)
-        await direct(r)
+        for call, _way in ways.values():
+            await call(r)
+    names = list(ways)
     for n in range(rounds):
         for i, r in enumerate(requests):
-            order = ("grpc", "direct") if (i + n) % 2 == 0 else ("direct", "grpc")
-            for name in order:
+            shift = (i + n) % len(names)  # each way goes first as often as the others
+            for name in names[shift:] + names[:shift]:
                 call, way = ways[name]
                 wall, cpu = time.perf_counter(), time.process_time()
                 resp = await call(r)
@@ -76,23 +90,25 @@ async def _measure(address: str, settings: Settings, queries: list[str], rounds:
                 if n == 0:
                     way.answers.append(resp.SerializeToString(deterministic=True))
     await channel.close(grace=None)
-    return ways["grpc"][1], ways["direct"][1]
+    return {name: way for name, (_call, way) in ways.items()}
 
 
-def report(hop: Way, direct: Way) -> str:
-    wall = statistics.median(hop.wall_ms), statistics.median(direct.wall_ms)
-    cpu = statistics.median(hop.cpu_ms), statistics.median(direct.cpu_ms)
-    same = sum(a == b for a, b in zip(hop.answers, direct.answers, strict=True))
-    return "\n".join(
-        [
-            f"KeywordSearch, {len(hop.wall_ms)} calls each way, limit {LEG_DEPTH}, from the server's event loop",
-            f"{'':<22}{'through gRPC':>14}{'direct':>10}{'ratio':>8}{'hop':>8}",
-            f"{'wall p50 ms':<22}{wall[0]:>14.2f}{wall[1]:>10.2f}{wall[0] / wall[1]:>8.2f}{wall[0] - wall[1]:>8.2f}",
-            f"{'process CPU p50 ms':<22}{cpu[0]:>14.2f}{cpu[1]:>10.2f}{cpu[0] / max(cpu[1], 1e-9):>8.2f}"
-            f"{cpu[0] - cpu[1]:>8.2f}",
-            f"same answer bytes both ways: {same} of {len(hop.answers)}",
-        ]
-    )
+def report(ways: dict[str, Way]) -> str:
+    direct = ways["direct"]
+    lines = [
+        f"KeywordSearch, {len(direct.wall_ms)} calls each way, limit {LEG_DEPTH}, from the server's event loop",
+        f"{'way':<14}{'wall p50 ms':>12}{'ratio':>7}{'extra':>7}{'CPU p50 ms':>12}{'ratio':>7}{'extra':>7}",
+    ]
+    base_wall, base_cpu = statistics.median(direct.wall_ms), statistics.median(direct.cpu_ms)
+    for name, way in ways.items():
+        wall, cpu = statistics.median(way.wall_ms), statistics.median(way.cpu_ms)
+        lines.append(
+            f"{name:<14}{wall:>12.2f}{wall / base_wall:>7.2f}{wall - base_wall:>7.2f}"
+            f"{cpu:>12.2f}{cpu / max(base_cpu, 1e-9):>7.2f}{cpu - base_cpu:>7.2f}"
+        )
+    same = sum(len({w.answers[i] for w in ways.values()}) == 1 for i in range(len(direct.answers)))
+    lines.append(f"same answer bytes every way: {same} of {len(direct.answers)}")
+    return "\n".join(lines)
 
 
 def run(home: Path, corpus: Path, queries: list[str], rounds: int) -> str:
@@ -101,10 +117,13 @@ def run(home: Path, corpus: Path, queries: list[str], rounds: int) -> str:
     try:
         stub = search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(server.address))
         list(stub.IndexRepository(search_pb2.IndexRepositoryRequest(path=str(corpus), name=REPOSITORY)))
-        ways: tuple[Way, Way] = server.run(_measure(server.address, settings, queries, rounds))  # type: ignore[assignment]
+        assert server.grpc_server is not None
+        served = local_services(server.grpc_server)
+        assert served is not None  # ThreadedServer records what it hosts
+        ways: dict[str, Way] = server.run(_measure(server.address, served, settings, queries, rounds))  # type: ignore[assignment]
     finally:
         server.stop()
-    return report(*ways)
+    return report(ways)
 
 
 def main(argv: list[str] | None = None) -> int:

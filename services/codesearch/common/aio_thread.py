@@ -70,6 +70,11 @@ class ThreadedServer:
                 await result
         await self._server.start()
 
+    @property
+    def grpc_server(self) -> grpc.aio.Server | None:
+        """The running server (None before start and after stop)."""
+        return self._server
+
     def submit(self, coro: Awaitable[object]) -> concurrent.futures.Future[object]:
         """Starts a coroutine on the server's loop without waiting for it."""
         return asyncio.run_coroutine_threadsafe(coro, self._loop)  # type: ignore[arg-type]
