@@ -1,7 +1,8 @@
 """Hosts any set of codesearch services in one gRPC server: all of them (the embedded default) or one.
 
-The orchestrator reaches every leg over gRPC, even in one process (then over this server's own address),
-so the same code runs embedded on a laptop and as separate pods.
+The orchestrator reaches every leg through its gRPC stub, so the same code runs embedded on a laptop and as
+separate pods; in one process the unary calls run the hosted leg's handler and the server's interceptors without
+the network (common/local_rpc.py), index-update streams go over this server's own address.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from codesearch.common.admission import LegAdmission
 from codesearch.common.aio_thread import Registrar
 from codesearch.common.grpc_util import DecodeGuard, add_health_and_reflection, set_serving
 from codesearch.common.lifecycle import run_shutdown
+from codesearch.common.local_rpc import serve_locally
 from codesearch.common.metrics import setup_metrics
 from codesearch.common.telemetry import server_interceptors, setup_tracing
 from codesearch.config import MAX_MESSAGE_BYTES, Settings
@@ -99,6 +101,9 @@ async def serve(settings: Settings, services: tuple[str, ...] = ALL_SERVICES) ->
         *server_interceptors(),
     ]
     server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=interceptors)
+    serve_locally(
+        server, interceptors, MAX_MESSAGE_BYTES
+    )  # the orchestrator calls the legs hosted here directly
     port = security.add_port(server, settings, settings.listen_addr)
     if port == 0:
         raise OSError(f"cannot listen on {settings.listen_addr}")

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from codesearch.common.snapshot import SnapshotDir, list_repositories
+import pytest
+from codesearch.common import snapshot
+from codesearch.common.snapshot import SnapshotDir, atomic_write_text, list_repositories, read_replaced_text
 
 
 def test_generations_switch_atomically_and_unfinished_builds_are_ignored(tmp_path: Path) -> None:
@@ -29,3 +32,38 @@ def test_generations_switch_atomically_and_unfinished_builds_are_ignored(tmp_pat
     snap.commit(g4)
     gens = sorted(p.name for p in snap.root.iterdir() if p.name.startswith("gen-"))
     assert len(gens) == 2 and not live1.exists()
+
+
+def test_a_replaced_file_is_read_again_and_an_unchanged_one_is_not(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "CURRENT"
+    with pytest.raises(FileNotFoundError):
+        read_replaced_text(path)
+    atomic_write_text(path, "gen-000001\n")
+    reads: list[Path] = []
+    real_read = Path.read_text
+
+    def counted(self: Path, *args, **kwargs) -> str:  # type: ignore[no-untyped-def]
+        reads.append(self)
+        return real_read(self, *args, **kwargs)
+
+    monkeypatch.setattr(snapshot.Path, "read_text", counted)
+    assert read_replaced_text(path) == "gen-000001\n"
+    assert read_replaced_text(path) == "gen-000001\n"
+    assert len(reads) == 1  # the second call only looked at the file's identity
+    atomic_write_text(path, "gen-000002\n")  # a new inode, as every commit writes it
+    assert read_replaced_text(path) == "gen-000002\n"
+    path.write_text("gen-000003 and more\n")  # even written in place: another size
+    assert read_replaced_text(path) == "gen-000003 and more\n"
+    os.remove(path)
+    with pytest.raises(FileNotFoundError):
+        read_replaced_text(path)
+    assert len(reads) == 3
+
+
+def test_the_live_generation_follows_every_commit_without_rereading_between(tmp_path: Path) -> None:
+    snap = SnapshotDir(tmp_path / "repo")
+    live = snap.commit(snap.begin())
+    assert SnapshotDir(tmp_path / "repo").current() == live  # a fresh SnapshotDir, as every leg call makes
+    newer = snap.commit(snap.begin())
+    assert SnapshotDir(tmp_path / "repo").current() == newer != live
+    assert snap.delete() and SnapshotDir(tmp_path / "repo").current() is None

@@ -13,6 +13,7 @@ import grpc
 from codesearch.common.admission import LegAdmission
 from codesearch.common.grpc_util import DecodeGuard
 from codesearch.common.lifecycle import run_shutdown
+from codesearch.common.local_rpc import serve_locally
 from codesearch.common.telemetry import server_interceptors
 from codesearch.config import MAX_MESSAGE_BYTES
 
@@ -53,10 +54,9 @@ class ThreadedServer:
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
         ]
-        self._server = grpc.aio.server(
-            options=options,
-            interceptors=[*self._interceptors, DecodeGuard(), self.admission, *server_interceptors()],
-        )
+        interceptors = [*self._interceptors, DecodeGuard(), self.admission, *server_interceptors()]
+        self._server = grpc.aio.server(options=options, interceptors=interceptors)
+        serve_locally(self._server, interceptors, MAX_MESSAGE_BYTES)  # as `codesearch serve` does
         address = f"{self._host}:{self._port}"
         if self._credentials is None:
             port = self._server.add_insecure_port(address)
@@ -69,6 +69,11 @@ class ThreadedServer:
             if asyncio.iscoroutine(result):
                 await result
         await self._server.start()
+
+    @property
+    def grpc_server(self) -> grpc.aio.Server | None:
+        """The running server (None before start and after stop)."""
+        return self._server
 
     def submit(self, coro: Awaitable[object]) -> concurrent.futures.Future[object]:
         """Starts a coroutine on the server's loop without waiting for it."""

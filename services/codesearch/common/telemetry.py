@@ -2,6 +2,9 @@
 
 Spans are always created (the API is a no-op without an SDK provider); `setup_tracing` installs the SDK when
 the environment asks for export: OTEL_TRACES_EXPORTER=otlp|console, or OTEL_EXPORTER_OTLP_ENDPOINT set.
+The gRPC interceptors that carry a trace between processes are installed only where an SDK provider is: a
+process that records no spans neither starts nor forwards a trace (they cost ~15% of the event loop's time per
+search, every leg call passing through both a client and a server interceptor in one process: notes/15-latency.md).
 """
 
 from __future__ import annotations
@@ -51,8 +54,16 @@ def setup_tracing(service_name: str, env: dict[str, str] | None = None) -> bool:
     return True
 
 
+def tracing_enabled() -> bool:
+    """Whether an SDK tracer provider is installed (by `setup_tracing`, or by a test), so spans are recorded."""
+    return not isinstance(trace.get_tracer_provider(), (trace.ProxyTracerProvider, trace.NoOpTracerProvider))
+
+
 def server_interceptors() -> list[grpc.aio.ServerInterceptor]:
-    """gRPC aio server interceptor that continues the caller's trace (health and reflection excluded)."""
+    """gRPC aio server interceptor that continues the caller's trace (health and reflection excluded); none when
+    tracing is off."""
+    if not tracing_enabled():
+        return []
     from opentelemetry.instrumentation.grpc import aio_server_interceptor, filters
 
     not_probes = filters.negate(
@@ -62,7 +73,9 @@ def server_interceptors() -> list[grpc.aio.ServerInterceptor]:
 
 
 def client_interceptors() -> list[grpc.aio.ClientInterceptor]:
-    """gRPC aio client interceptors that propagate the trace context to the legs."""
+    """gRPC aio client interceptors that propagate the trace context to the legs; none when tracing is off."""
+    if not tracing_enabled():
+        return []
     from opentelemetry.instrumentation.grpc import aio_client_interceptors
 
     return list(aio_client_interceptors())

@@ -265,7 +265,8 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
 
 def _bm25_hit(repo: str, h: Bm25Hit, rank: int, query_words: set[str]) -> common_pb2.Hit:
     doc, score = h.doc, h.score
-    lines = doc.text.split("\n")
+    # An unfocused snippet is the chunk's head: split off only its lines (a chunk can be hundreds of lines).
+    lines = doc.text.split("\n") if query_words else doc.text.split("\n", SNIPPET_LINES)
     start, end, matching = snippet.focus(lines, doc.start_line, query_words, SNIPPET_LINES)
     return common_pb2.Hit(
         location=common_pb2.Location(

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 import grpc
 
-from codesearch.common.security import aio_channel
+from codesearch.common.local_rpc import LocalChannel, LocalServices
+from codesearch.common.security import AUTH_METADATA_KEY, BEARER_PREFIX, aio_channel
 from codesearch.common.telemetry import client_interceptors
 from codesearch.config import MAX_MESSAGE_BYTES, Settings
 from codesearch.orchestrator.sharding import ShardedStub
@@ -68,9 +69,10 @@ class Leg:
 
 
 class LegClients:
-    """Stubs for every leg. An empty address in settings means 'hosted in this process' when `local` names it."""
+    """Stubs for every leg. An empty address in settings means 'hosted in this process' when `local` names it;
+    given the services this server hosts (`served`), those legs' unary calls skip the network (common/local_rpc)."""
 
-    def __init__(self, settings: Settings, local: set[str]) -> None:
+    def __init__(self, settings: Settings, local: set[str], served: LocalServices | None = None) -> None:
         stub_types = {
             "keyword": keyword_pb2_grpc.KeywordServiceStub,
             "vector": vector_pb2_grpc.VectorServiceStub,
@@ -86,6 +88,7 @@ class LegClients:
                 channels[address] = aio_channel(address, settings, CHANNEL_OPTIONS, client_interceptors())
             return channels[address]
 
+        token = [(AUTH_METADATA_KEY, BEARER_PREFIX + settings.auth_token)] if settings.auth_token else []
         for name, stub_type in stub_types.items():
             if settings.shards and name in SHARDED_LEGS:
                 shards = list(settings.shards)
@@ -97,7 +100,9 @@ class LegClients:
                 self.legs[name] = Leg(name, "", None, None)
                 continue
             channel = channel_to(address)
-            self.legs[name] = Leg(name, address, stub_type(channel), channel)
+            in_process = served is not None and name in local and not settings.leg_addrs.get(name)
+            calls = LocalChannel(served, channel, token) if in_process else channel  # type: ignore[arg-type]
+            self.legs[name] = Leg(name, address, stub_type(calls), channel)
         self._channels = list(channels.values())
 
     @property

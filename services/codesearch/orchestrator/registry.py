@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from codesearch.common.errors import storage_error
-from codesearch.common.snapshot import atomic_write_text
+from codesearch.common.snapshot import atomic_write_text, read_replaced_text
 
 REGISTRY_FILE = "repositories.json"
 MANIFEST_FILE = "manifest.json"
@@ -37,7 +37,7 @@ class Registry:
 
     def load(self) -> dict[str, RepoRecord]:
         try:
-            raw = json.loads(self.path.read_text())
+            raw = json.loads(read_replaced_text(self.path))
         except FileNotFoundError:
             return {}
         return {name: RepoRecord(**rec) for name, rec in raw.items()}

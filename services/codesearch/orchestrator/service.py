@@ -14,6 +14,7 @@ from codesearch.common.errors import ServiceError, check_repo_name, invalid, not
 from codesearch.common.filters import file_filter
 from codesearch.common.grpc_util import rpc, rpc_stream
 from codesearch.common.lifecycle import on_shutdown
+from codesearch.common.local_rpc import local_services
 from codesearch.config import Settings
 from codesearch.orchestrator.admission import is_expensive
 from codesearch.orchestrator.indexer import Indexer
@@ -268,7 +269,7 @@ def _with_repositories(request: search_pb2.SearchRequest, names: list[str]) -> s
 
 def register(server: grpc.aio.Server, settings: Settings, local_legs: set[str]) -> list[str]:
     """Called on the server's event loop: watched repositories start watching again from here."""
-    servicer = SearchServicer(settings, LegClients(settings, local_legs))
+    servicer = SearchServicer(settings, LegClients(settings, local_legs, local_services(server)))
     search_pb2_grpc.add_SearchServiceServicer_to_server(servicer, server)
     loop = asyncio.get_running_loop()
 
