@@ -150,7 +150,7 @@ def test_statuses_and_deadlines_reach_the_caller_as_from_the_wire(tmp_path: Path
         server.stop()
 
 
-def test_a_slow_handler_ends_at_the_deadline_and_a_big_answer_at_the_size_limit() -> None:
+def test_a_slow_handler_ends_at_the_deadline_a_big_answer_at_the_size_limit_and_a_raise_as_unknown() -> None:
     async def slow(request: bytes, context: LocalContext) -> bytes:
         assert 0 < (context.time_remaining() or 0) <= 0.05
         await asyncio.sleep(10)
@@ -159,23 +159,31 @@ def test_a_slow_handler_ends_at_the_deadline_and_a_big_answer_at_the_size_limit(
     async def big(request: bytes, context: LocalContext) -> bytes:
         return b"x" * 2_000
 
+    async def broken(request: bytes, context: LocalContext) -> bytes:
+        raise KeyError("a handler's bug")
+
     services = LocalServices([], max_message_bytes=1_000)
     same = lambda b: b  # noqa: E731  # bytes in, bytes out
     services.record(
         "t.T",
         {
             name: grpc.unary_unary_rpc_method_handler(f, same, same)
-            for name, f in (("Slow", slow), ("Big", big))
+            for name, f in (("Slow", slow), ("Big", big), ("Broken", broken))
         },
     )
 
     async def codes() -> list[grpc.StatusCode]:
         out = []
-        for method in ("/t.T/Slow", "/t.T/Big"):
+        for method in ("/t.T/Slow", "/t.T/Big", "/t.T/Broken"):
             with pytest.raises(grpc.aio.AioRpcError) as e:
                 await services.call(method, b"hi", same, same, timeout=0.05, metadata=[])
             out.append(e.value.code())
         return out
 
-    assert asyncio.run(codes()) == [grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.RESOURCE_EXHAUSTED]
+    # A handler that raises ends UNKNOWN, as over the wire, so the orchestrator reports that leg degraded.
+    assert asyncio.run(codes()) == [
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        grpc.StatusCode.UNKNOWN,
+    ]
     assert MAX_MESSAGE_BYTES > 1_000  # the servers use the configured limit

@@ -116,6 +116,8 @@ class LocalServices:
             ) from None
         except asyncio.TimeoutError:
             raise _error(grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded") from None
+        except Exception as e:  # anything else the handler raises: UNKNOWN, as grpc's server answers it
+            raise _error(grpc.StatusCode.UNKNOWN, f"Unexpected {type(e)}: {e}") from e
         finally:
             context.finish()
         return deserialize(self._sized(handler.response_serializer(response), "response"))
