@@ -23,7 +23,7 @@ from codesearch.common.models.lookup import resolve_model_path
 from codesearch.common.models.quiet import quiet_libraries
 from codesearch.common.models.threads import configure_torch_threads
 from codesearch.config import model_cache_dir
-from codesearch.vector.static_model import ENCODE_BATCH, StaticEncoder, static_model_id, static_model_path
+from codesearch.vector.static_model import ENCODE_BATCH, load_static_encoder, static_model_id
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +145,7 @@ class Embedder:
         if self.backend_name == STATIC_BACKEND:
             return first_usable(
                 [self.model_cache, self.cache_dir],
-                lambda c: StaticEncoder(static_model_path(self.model_name, c)),
+                lambda c: load_static_encoder(self.model_name, c),
             )
         path, _ = resolve_model_path(self.model_name)
         if self.backend_name in ("onnx", "onnx-int8"):

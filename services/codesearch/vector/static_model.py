@@ -29,7 +29,7 @@ import numpy as np
 from codesearch.common.models.cache import ONNX_SUBDIR, STATIC_SUBDIR, cache_key, first_usable
 from codesearch.common.models.lookup import resolve_model_path
 from codesearch.common.models.quiet import quiet_libraries
-from codesearch.vector import static_delta
+from codesearch.vector import static_blend, static_delta
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,11 @@ def is_static_model_dir(path: Path) -> bool:
 
 def static_model_id(name: str) -> str:
     """The id vectors of this static model are stored under: distilled ones name how they were made, a delta
-    (static_delta.py) its file's digest."""
+    (static_delta.py) its file's digest, a blend (static_blend.py) both parts and the weight."""
+    blend = static_blend.split_name(name)
+    if blend is not None:
+        first, second, weight = blend
+        return f"{static_model_id(first)}{static_blend.SEPARATOR}{static_model_id(second)}@{weight:g}"
     parts = static_delta.split_name(name)
     if parts is not None:
         try:
@@ -81,6 +85,8 @@ def static_model_path(name: str, model_cache: Path) -> str:
     """A folder (or cached hub name) for the configured static model, distilling it first when it names a
     transformer, and applying a delta when it names one (`BASE+DELTA`). Raises FileNotFoundError / RuntimeError /
     ValueError with what was looked at or what is wrong."""
+    if static_blend.split_name(name) is not None:
+        raise ValueError(f"{name!r} blends two static models: each has its own path (load_static_encoder)")
     parts = static_delta.split_name(name)
     if parts is not None:
         delta = static_delta.delta_file(parts[1])
@@ -219,6 +225,8 @@ class StaticEncoder:
         self.tokenizer.no_truncation()
         self.keep = np.ones(len(self.vectors), dtype=bool)  # special tokens ([PAD], [UNK], ...) never count
         self.keep[list(self.tokenizer.get_added_tokens_decoder())] = False
+        # A blend (static_blend.py): (start, end, scale) per model, each part made a unit vector and scaled.
+        self.segments: list[tuple[int, int, float]] = []
 
     def encode(self, texts: list[str], batch_size: int = ENCODE_BATCH) -> np.ndarray:
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
@@ -229,7 +237,39 @@ class StaticEncoder:
                 ids = ids[self.keep[ids]]
                 if len(ids):
                     out[row] = self.vectors[ids].mean(axis=0)
+        for start, end, scale in self.segments:
+            segment = out[:, start:end]
+            segment *= scale / np.maximum(np.linalg.norm(segment, axis=1, keepdims=True), 1e-12)
         return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+
+
+def load_static_encoder(name: str, model_cache: Path) -> StaticEncoder:
+    """The encoder of a configured static model name: one model, or a blend of two (static_blend.py).
+    Raises as static_model_path, and ValueError for a blend whose models do not share a tokenizer."""
+    blend = static_blend.split_name(name)
+    if blend is None:
+        return StaticEncoder(static_model_path(name, model_cache))
+    first_name, second_name, weight = blend
+    first = StaticEncoder(static_model_path(first_name, model_cache))
+    second = StaticEncoder(static_model_path(second_name, model_cache))
+    if first.tokenizer.get_vocab() != second.tokenizer.get_vocab() or len(first.vectors) != len(
+        second.vectors
+    ):
+        raise ValueError(f"the two static models of {name!r} do not share a tokenizer, so they cannot blend")
+    first.segments = static_blend.segments(first.dims, second.dims, weight)
+    first.vectors = np.hstack([first.vectors, second.vectors])
+    first.keep &= second.keep
+    first.dims += second.dims
+    return first
+
+
+def base_model_name(name: str) -> str:
+    """The distilled (or plain) model a configured name builds on: a blend's first part, a delta's base."""
+    blend = static_blend.split_name(name)
+    if blend is not None:
+        return base_model_name(blend[0])
+    parts = static_delta.split_name(name)
+    return parts[0] if parts else name
 
 
 def ensure_delta_applied(base_dir: Path, delta_path: Path, model_cache: Path) -> Path:
@@ -268,7 +308,10 @@ def main(argv: list[str] | None = None) -> int:
         from codesearch.config import Settings
 
         settings = Settings.from_env()
-        print(static_model_path(args[1] if len(args) == 2 else settings.static_model, settings.model_cache))
+        name = args[1] if len(args) == 2 else settings.static_model
+        blend = static_blend.split_name(name)
+        for part in (blend[0], blend[1]) if blend else (name,):
+            print(static_model_path(part, settings.model_cache))
         return 0
     if len(args) != 3:
         print(

@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     from codesearch.common.models.quiet import quiet_libraries
     from codesearch.config import Settings
     from codesearch.vector.embedder import model_id_for
-    from codesearch.vector.static_model import static_model_path
+    from codesearch.vector.static_model import base_model_name, static_model_path
 
     ap = argparse.ArgumentParser(description="train a static model with the transformer tier as teacher")
     ap.add_argument(
@@ -253,9 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError, sqlite3.Error) as e:
         print(f"codesearch: {e}", file=sys.stderr)
         return 1
-    # Training starts from the distilled table: a configured delta is left out, so a new delta is over the base.
-    parts = static_delta.split_name(settings.static_model)
-    base_name = args.base or (parts[0] if parts else settings.static_model)
+    # Training starts from the distilled table: a configured delta or blend is left out, so a new delta is over
+    # the base.
+    base_name = args.base or base_model_name(settings.static_model)
     with quiet_libraries():  # after the data is there: a wrong home fails at once
         encoder = StaticEncoder(static_model_path(base_name, settings.model_cache))
     print(f"training on {len(fit.texts)} chunks, validating on {len(val.texts)}")
