@@ -101,9 +101,8 @@ async def serve(settings: Settings, services: tuple[str, ...] = ALL_SERVICES) ->
         *server_interceptors(),
     ]
     server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=interceptors)
-    serve_locally(
-        server, interceptors, MAX_MESSAGE_BYTES
-    )  # the orchestrator calls the legs hosted here directly
+    # The orchestrator calls the legs hosted here without the network (common/local_rpc.py).
+    serve_locally(server, interceptors, MAX_MESSAGE_BYTES)
     port = security.add_port(server, settings, settings.listen_addr)
     if port == 0:
         raise OSError(f"cannot listen on {settings.listen_addr}")

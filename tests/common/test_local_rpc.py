@@ -72,11 +72,7 @@ def _local_and_wire(
 
     async def both() -> tuple[bytes, bytes]:
         wire = security.aio_channel(server.address, settings, CHANNEL_OPTIONS)
-        token = (
-            [(security.AUTH_METADATA_KEY, security.BEARER_PREFIX + settings.auth_token)]
-            if settings.auth_token
-            else []
-        )
+        token = security.bearer_metadata(settings.auth_token)
         local = keyword_pb2_grpc.KeywordServiceStub(LocalChannel(served, wire, token))  # type: ignore[arg-type]
         a = await local.KeywordSearch(request, timeout=5)
         b = await keyword_pb2_grpc.KeywordServiceStub(wire).KeywordSearch(request, timeout=5)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import grpc
 
+from codesearch.bench.load import percentile
 from codesearch.config import MAX_MESSAGE_BYTES
 from codesearch.eval.harness import Variant, request_for
 from codesearch.eval.runfile import Query, load_queries
@@ -89,11 +90,6 @@ def run(queries: list[Query], repo: str, candidate: Server, baseline: Server, ro
     calls = len(queries) * rounds
     candidate.cpu_s = (process_cpu_s(candidate.pid) - cpu0[0]) / calls
     baseline.cpu_s = (process_cpu_s(baseline.pid) - cpu0[1]) / calls
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def report(candidate: Server, baseline: Server) -> str:

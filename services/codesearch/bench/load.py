@@ -80,15 +80,20 @@ class LoadResult:
         }
 
 
+def percentile(values: list[float], q: float) -> float:
+    """The nearest-rank q-quantile (0 < q < 1) of a non-empty list: the value at int(q * n) when sorted."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
 def percentiles(values: list[float]) -> dict[str, float]:
     if not values:
         return {"p50_ms": 0.0, "p95_ms": 0.0, "p99_ms": 0.0, "max_ms": 0.0}
-    v = sorted(values)
-
-    def at(q: float) -> float:
-        return round(v[min(len(v) - 1, int(q * len(v)))], 2)
-
-    return {"p50_ms": at(0.50), "p95_ms": at(0.95), "p99_ms": at(0.99), "max_ms": round(v[-1], 2)}
+    at = {
+        name: round(percentile(values, q), 2)
+        for name, q in (("p50_ms", 0.5), ("p95_ms", 0.95), ("p99_ms", 0.99))
+    }
+    return {**at, "max_ms": round(max(values), 2)}
 
 
 def queries_from_identifiers(idents: list[str], literals: list[str]) -> list[Query]:

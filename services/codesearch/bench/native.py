@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from codesearch._native import TrigramIndex, fuse, fuse_compact
+from codesearch.bench.load import percentile
 
 T = TypeVar("T")
 
@@ -135,16 +136,16 @@ def rg_hits(args: list[str], root: Path) -> set[tuple[str, int]]:
     return hits
 
 
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 def report(name: str, index_s: list[float], page_s: list[float], rg_s: list[float]) -> None:
-    p50_i, p95_i, p50_r, p95_r = pct(index_s, 0.5), pct(index_s, 0.95), pct(rg_s, 0.5), pct(rg_s, 0.95)
+    p50_i, p95_i, p50_r, p95_r = (
+        percentile(index_s, 0.5),
+        percentile(index_s, 0.95),
+        percentile(rg_s, 0.5),
+        percentile(rg_s, 0.95),
+    )
     print(
         f"{name}: index p50 {p50_i * 1e3:.2f} ms p95 {p95_i * 1e3:.2f} ms "
-        f"(limit {PAGE_LIMIT}: p50 {pct(page_s, 0.5) * 1e3:.2f} ms) | "
+        f"(limit {PAGE_LIMIT}: p50 {percentile(page_s, 0.5) * 1e3:.2f} ms) | "
         f"rg p50 {p50_r * 1e3:.2f} ms p95 {p95_r * 1e3:.2f} ms | p50 speed-up {p50_r / p50_i:.1f}x"
     )
 

@@ -170,9 +170,14 @@ def add_port(server: grpc.aio.Server, settings: Settings, address: str) -> int:
 
 
 # --- clients -----------------------------------------------------------------------------------------------
+def bearer_metadata(token: str) -> list[tuple[str, str]]:
+    """The call metadata that carries `token` (none when there is no token)."""
+    return [(AUTH_METADATA_KEY, BEARER_PREFIX + token)] if token else []
+
+
 def _with_token(metadata: Any, token: str) -> list[tuple[str, str]]:
     items = [(k, v) for k, v in (metadata or ()) if k != AUTH_METADATA_KEY]
-    return [*items, (AUTH_METADATA_KEY, BEARER_PREFIX + token)]
+    return [*items, *bearer_metadata(token)]
 
 
 class _SyncDetails(

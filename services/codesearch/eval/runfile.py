@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,11 +132,7 @@ def read_run(path: str | Path) -> dict[str, dict[str, Any]]:
 
 def tier_counts(runs: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
     """How many answers of a run each vector tier gave ("none": the vector leg did not answer)."""
-    counts: dict[str, int] = {}
-    for r in runs.values():
-        tier = r.get("vector_tier") or "none"
-        counts[tier] = counts.get(tier, 0) + 1
-    return dict(sorted(counts.items()))
+    return dict(sorted(Counter(r.get("vector_tier") or "none" for r in runs.values()).items()))
 
 
 def format_tiers(runs: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> str:

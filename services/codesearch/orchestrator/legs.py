@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import grpc
 
 from codesearch.common.local_rpc import LocalChannel, LocalServices
-from codesearch.common.security import AUTH_METADATA_KEY, BEARER_PREFIX, aio_channel
+from codesearch.common.security import aio_channel, bearer_metadata
 from codesearch.common.telemetry import client_interceptors
 from codesearch.config import MAX_MESSAGE_BYTES, Settings
 from codesearch.orchestrator.sharding import ShardedStub
@@ -88,7 +88,7 @@ class LegClients:
                 channels[address] = aio_channel(address, settings, CHANNEL_OPTIONS, client_interceptors())
             return channels[address]
 
-        token = [(AUTH_METADATA_KEY, BEARER_PREFIX + settings.auth_token)] if settings.auth_token else []
+        token = bearer_metadata(settings.auth_token)
         for name, stub_type in stub_types.items():
             if settings.shards and name in SHARDED_LEGS:
                 shards = list(settings.shards)
