@@ -60,12 +60,15 @@ def test_limits_have_clear_statuses(server, stub, repo, code_of) -> None:
     # A message over the server's limit is refused by gRPC itself before any handler runs.
     big = search_pb2.SearchRequest(query="x" * (MAX_MESSAGE_BYTES + 1024))
     assert code_of(lambda: stub.Search(big, timeout=30)) == grpc.StatusCode.RESOURCE_EXHAUSTED
-    # A deadline too short to meet is DEADLINE_EXCEEDED, never INTERNAL, and the server stays healthy.
-    for _ in range(5):
-        code = code_of(
-            lambda: stub.Search(search_pb2.SearchRequest(query="handler", no_cache=True), timeout=0.001)
-        )
-        assert code == grpc.StatusCode.DEADLINE_EXCEEDED
+    # A deadline too short to meet is DEADLINE_EXCEEDED, never INTERNAL, and the server stays healthy. An
+    # uncached search of this small repository can finish inside 1-2 ms on an idle machine, so a short deadline
+    # may also be met (OK); the shortest ones never are.
+    codes = [
+        code_of(lambda t=t: stub.Search(search_pb2.SearchRequest(query="handler", no_cache=True), timeout=t))
+        for t in (0.0002, 0.0005, 0.001, 0.001, 0.002, 0.005)
+    ]
+    assert set(codes) <= {grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.OK}, codes
+    assert codes[0] == grpc.StatusCode.DEADLINE_EXCEEDED, codes
     assert code_of(search()) == grpc.StatusCode.OK
 
 
