@@ -98,7 +98,8 @@ def test_robustness_reads_whether_the_top_file_survives_a_changed_answer() -> No
         fused = rank_one(legs, ROUTED)
         assert fused[0].hit.location.path == "a.go"
         assert CANDIDATES["first_without_vector"](fused, legs) == kept
-        assert CANDIDATES["first_at_k80"](fused, legs) == 1.0  # a flatter RRF keeps both legs' common file first
+        # A flatter RRF keeps the file both legs found first.
+        assert CANDIDATES["first_at_k80"](fused, legs) == 1.0
         assert CANDIDATES["first_without_each_word"](fused, legs) == 1.0  # no word is in a path or a name
     single = QueryLegs("q", "Router", KEYWORD, [], [], [])
     assert CANDIDATES["first_without_each_word"](rank_one(single, ROUTED), single) == 1.0  # nothing to drop
@@ -127,7 +128,9 @@ def test_sentence_model_keeps_names_on_the_shipped_model_and_caps_sentences() ->
     shipped = 1 / (1 + math.exp(-logit(CONF_BIAS, CONF_WEIGHTS, name.x, list(range(n)))))
     assert model(name) == pytest.approx(shipped)
     assert max(model(a) for a in train) <= 0.9
-    assert model(_answer([1.0] + [0.5] * (n - 1), True, True)) > model(_answer([0.0] + [0.5] * (n - 1), True, True))
+    assert model(_answer([1.0] + [0.5] * (n - 1), True, True)) > model(
+        _answer([0.0] + [0.5] * (n - 1), True, True)
+    )
 
 
 def test_population_mixes_the_refit_with_the_runs_other_answers() -> None:
