@@ -5,15 +5,16 @@ the label is "the top hit is right" (hit@1). Fitted on the polyglot FIT reposito
 halves; chosen by cross-validation that leaves one FIT repository out (a feature must hold on a repository the
 model never saw); AUROC reported on the held-out repositories (per category) and the stdlib sets:
 
-  python -m codesearch.eval.confidence_fit --polyglot ../shared/eval/polyglot --legs legs.jsonl \\
-      --run run-auto.jsonl \\
-      --stdlib-legs ../shared/eval/dev-queries.jsonl=std-legs-dev.jsonl=dev/run-auto.jsonl \\
-      --stdlib-legs ../shared/eval/semantic-dev.jsonl=std-legs-semantic.jsonl=semantic/run-auto.jsonl \\
+  python -m codesearch.eval.confidence_fit --polyglot ../shared/eval/polyglot --legs poly/legs.jsonl \\
+      --run poly/run-auto.jsonl \\
+      --stdlib-legs ../shared/eval/dev-queries.jsonl=dev/legs.jsonl=dev/run-auto.jsonl \\
+      --stdlib-legs ../shared/eval/semantic-dev.jsonl=para/legs.jsonl=para/run-auto.jsonl \\
       [--write services/codesearch/orchestrator/ranking/confidence.py]
 
-The runs (the server's answers, `codesearch eval ... --out`) are optional: with them a set's AUROC is the whole
-set's as the server would answer it with the refit, the answers the signals did not rank keeping the exact-leg
-model's confidence from the run (the dev set's figure is about how the two models mix: notes/c15conf2.md).
+The dumps and runs come from `codesearch eval ... --modes auto --dump-legs --out DIR` (README). The runs are
+optional: with them a set's AUROC is the whole set's as the server would answer it with the refit, the answers
+the signals did not rank keeping the exact-leg model's confidence from the run (the dev set's figure is about how
+the two models mix: notes/c15conf2.md).
 `--write` puts the refit of FEATURES into confidence.py (CONF_BIAS, CONF_WEIGHTS): the one step after a ranking
 change, once the printed figures say it pays.
 """
@@ -45,9 +46,10 @@ from codesearch.v1 import common_pb2, search_pb2
 ROUTED = Variant("routed", routed=True, k=40.0)
 # sklearn's default, on standardised features; 0.1 / 0.3 / 3 gave grouped-CV AUROC within 0.005 of it
 REGULARISATION_C = 1.0
-# The sentence model's ceiling (fit_sentences): the largest of these whose stdlib dev tune half, mixed with the
-# exact-leg model's confidences, keeps DEV_FLOOR. A sentence answer's top file may be right while the stdlib
-# labels want one function: uncapped, wrong concept answers rose above right exact-leg ones (dev 0.945 -> 0.894).
+# The sentence model's ceiling (sentence_model, choose_cap): the largest of these whose stdlib dev tune half,
+# mixed with the exact-leg model's confidences, keeps DEV_FLOOR. A sentence answer's top file may be right while
+# the stdlib labels want one function: uncapped, wrong concept answers rose above right exact-leg ones (dev
+# 0.945 -> 0.894).
 SENTENCE_CAPS = (1.0, 0.97, 0.95, 0.93, 0.92, 0.91, 0.90)
 DEV_FLOOR = 0.94  # the stdlib dev set's AUROC a confidence change must keep (issue 15)
 
