@@ -34,6 +34,8 @@ from codesearch.eval.harness import (
     run_variant,
 )
 from codesearch.eval.metrics import summarize
+from codesearch.eval.polyglot import PolyQuery
+from codesearch.eval.polyglot_run import dump_legs, vector_available, write_jsonl
 from codesearch.eval.report import format_overview, format_table, load_summary, make_summary
 from codesearch.eval.runfile import (
     RunRecord,
@@ -45,6 +47,7 @@ from codesearch.eval.runfile import (
     write_queries,
     write_run,
 )
+from codesearch.v1 import search_pb2_grpc
 
 DEFAULT_OUT_DIR = "eval-out"
 DEFAULT_LIMIT = 10  # score.py counts the first 10 results
@@ -218,6 +221,14 @@ def run_eval(args: argparse.Namespace) -> int:
                     "address": address,
                     "limit": args.limit,
                 }
+            if args.dump_legs:  # what eval/confidence_fit.py and eval/offline.py replay
+                print(f"dumping every leg's list for {len(queries)} queries", file=sys.stderr)
+                asked = [PolyQuery(args.repo, q.id, q.query, q.klass, ()) for q in queries]
+                has_vector = vector_available(search_pb2_grpc.SearchServiceStub(channel))
+                dumped = dump_legs(
+                    channel, asked, has_vector, args.concurrency, _progress("legs", len(asked))
+                )
+                write_jsonl(out_dir / "legs.jsonl", dumped)
     if "ripgrep" in baselines:
         from codesearch.eval.ripgrep import run_ripgrep
 

@@ -3,18 +3,33 @@
 Features come from the offline ranking (eval/offline.py, the server's own fusion and signals) over leg dumps;
 the label is "the top hit is right" (hit@1). Fitted on the polyglot FIT repositories plus the stdlib sets' tune
 halves; chosen by cross-validation that leaves one FIT repository out (a feature must hold on a repository the
-model never saw); AUROC reported on the held-out repositories (per category) and the stdlib check halves:
+model never saw); AUROC reported on the held-out repositories (per category) and the stdlib sets:
 
-  python -m codesearch.eval.confidence_fit --polyglot ../shared/eval/polyglot --legs legs.jsonl \\
-      --stdlib-legs dev=std-legs-dev.jsonl --stdlib-legs semantic=std-legs-semantic.jsonl
+  python -m codesearch.eval.confidence_fit --polyglot ../shared/eval/polyglot --legs poly/legs.jsonl \\
+      --run poly/run-auto.jsonl \\
+      --stdlib-legs ../shared/eval/dev-queries.jsonl=dev/legs.jsonl=dev/run-auto.jsonl \\
+      --stdlib-legs ../shared/eval/semantic-dev.jsonl=para/legs.jsonl=para/run-auto.jsonl \\
+      [--write services/codesearch/orchestrator/ranking/confidence.py]
+
+The dumps and runs come from `codesearch eval ... --modes auto --dump-legs --out DIR` (README). The runs are
+optional: with them a set's AUROC is the whole set's as the server would answer it with the refit, the answers
+the signals did not rank keeping the exact-leg model's confidence from the run (the dev set's figure is about how
+the two models mix: notes/c15conf2.md).
+`--write` puts the refit of FEATURES into confidence.py (CONF_BIAS, CONF_WEIGHTS): the one step after a ranking
+change, once the printed figures say it pays.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
+import math
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from codesearch.eval.calibration import auroc
@@ -26,11 +41,17 @@ from codesearch.orchestrator.ranking import adaptive, signals
 from codesearch.orchestrator.ranking.confidence import CONF_BIAS, CONF_WEIGHTS, FEATURES, features
 from codesearch.orchestrator.ranking.fusion import FusedHit
 from codesearch.orchestrator.router import classify
-from codesearch.v1 import common_pb2
+from codesearch.v1 import common_pb2, search_pb2
 
 ROUTED = Variant("routed", routed=True, k=40.0)
 # sklearn's default, on standardised features; 0.1 / 0.3 / 3 gave grouped-CV AUROC within 0.005 of it
 REGULARISATION_C = 1.0
+# The sentence model's ceiling (sentence_model, choose_cap): the largest of these whose stdlib dev tune half,
+# mixed with the exact-leg model's confidences, keeps DEV_FLOOR. A sentence answer's top file may be right while
+# the stdlib labels want one function: uncapped, wrong concept answers rose above right exact-leg ones (dev
+# 0.945 -> 0.894).
+SENTENCE_CAPS = (1.0, 0.97, 0.95, 0.93, 0.92, 0.91, 0.90)
+DEV_FLOOR = 0.94  # the stdlib dev set's AUROC a confidence change must keep (issue 15)
 
 
 def first_file(fused: list[FusedHit], leg: int) -> tuple[str, str] | None:
@@ -52,12 +73,41 @@ def legs_agree(fused: list[FusedHit], when_one_leg: float) -> float:
     return float(keyword == vector)
 
 
-# Features measured beside the shipped ones, each added alone (notes/15-confidence.md): the two legs' first files
-# agree, with a lone leg counted as agreeing or not. Neither ships: + either raised grouped CV (0.829 -> 0.850 /
-# 0.852) but the online dev set's AUROC fell (0.945 -> 0.905 for the first).
-CANDIDATES = {
-    "legs_agree": lambda fused: legs_agree(fused, when_one_leg=1.0),
-    "legs_first_agree": lambda fused: legs_agree(fused, when_one_leg=0.0),
+def _top_file(fused: list[FusedHit]) -> tuple[str, str] | None:
+    return (fused[0].hit.location.repository, fused[0].hit.location.path) if fused else None
+
+
+def stays_first(
+    fused: list[FusedHit], q: QueryLegs, change: Callable[[QueryLegs], QueryLegs], v: Variant
+) -> float:
+    """1 when the answer's top file is still first once the legs or the query are changed (ranking robustness)."""
+    return float(_top_file(rank_one(change(q), v)) == _top_file(fused))
+
+
+def stays_first_without_each_word(fused: list[FusedHit], q: QueryLegs) -> float:
+    """The share of the query's words whose removal (from what routing and the signals read) keeps the top file."""
+    words = q.query.split()
+    if len(words) < 2:
+        return 1.0
+    dropped = [" ".join(words[:i] + words[i + 1 :]) for i in range(len(words))]
+    top = _top_file(fused)
+    kept = [_top_file(rank_one(dataclasses.replace(q, query=t), ROUTED)) == top for t in dropped]
+    return sum(kept) / len(kept)
+
+
+# Features measured beside the shipped ones, each added alone (notes/c15conf2.md). None ships:
+# - the two legs' first files agree (a lone leg counted as agreeing or not): grouped CV 0.829 -> 0.850 / 0.852,
+#   but the dev set's AUROC fell (0.945 -> 0.905 online), and in the sentence model held-out fell 0.833 -> 0.830;
+# - ranking robustness, does the top file stay first without the vector leg, at RRF k 80, without each word:
+#   CV +0.005 to +0.014, none past the bootstrap rule.
+CANDIDATES: dict[str, Callable[[list[FusedHit], QueryLegs], float]] = {
+    "legs_agree": lambda fused, q: legs_agree(fused, when_one_leg=1.0),
+    "legs_first_agree": lambda fused, q: legs_agree(fused, when_one_leg=0.0),
+    "first_without_vector": lambda fused, q: stays_first(
+        fused, q, lambda x: dataclasses.replace(x, vector=[]), ROUTED
+    ),
+    "first_at_k80": lambda fused, q: stays_first(fused, q, lambda x: x, dataclasses.replace(ROUTED, k=80.0)),
+    "first_without_each_word": stays_first_without_each_word,
 }
 
 
@@ -68,12 +118,25 @@ class Answer:
     x: list[float]
     right: bool
     group: str  # the polyglot repository, or "stdlib:<set>"
-    label: str  # the report row it counts in: "fit", "held-out/<category>", "stdlib check <set>"
+    label: str  # the report row it counts in: "fit", "held-out/<category>", "stdlib check <set>", "tune"
+    qid: str = ""
+    sentence: bool = True  # a meaning question (False: a name, INTENT_FIND_DEFINITION)
 
 
-def row(q: QueryLegs) -> tuple[list[float], list[dict[str, Any]]] | None:
-    """The features of the offline answer and its results (None when it has none, or when the signals did not
-    rank it)."""
+@dataclass
+class Population:
+    """A query set as the server answers it: the signal-ranked answers the refit scores, and the confidence and
+    rightness of the others as a run has them (empty without a run)."""
+
+    name: str
+    answers: list[Answer]
+    others: list[tuple[float, bool, str]]  # (confidence, right, label as Answer.label)
+    whole: bool = False  # a run was read: the figure is the whole set's
+
+
+def row(q: QueryLegs) -> tuple[list[float], list[dict[str, Any]], bool] | None:
+    """The features of the offline answer, its results, and whether it answers a sentence (None when it has none,
+    or when the signals did not rank it)."""
     ranked = rank_one(q, ROUTED)
     if not ranked:
         return None
@@ -81,7 +144,7 @@ def row(q: QueryLegs) -> tuple[list[float], list[dict[str, Any]]] | None:
     coverage = adaptive.keyword_coverage(q.query, keyword_hits(q, ROUTED))
     if not signals.applies(route.intent, coverage):
         return None  # the exact-leg model answers for these (ranking/confidence.py)
-    x = features(ranked, q.query) + [feature(ranked) for feature in CANDIDATES.values()]
+    x = features(ranked, q.query) + [feature(ranked, q) for feature in CANDIDATES.values()]
     results = [
         {
             "path": f.hit.location.path,
@@ -91,12 +154,22 @@ def row(q: QueryLegs) -> tuple[list[float], list[dict[str, Any]]] | None:
         }
         for f in ranked[:10]
     ]
-    return x, results
+    return x, results, route.intent != search_pb2.INTENT_FIND_DEFINITION
 
 
-def polyglot_answers(polyglot: str, legs: str) -> list[Answer]:
+def _run(path: str | None, key: str) -> dict[str, dict[str, Any]]:
+    if not path:
+        return {}
+    with open(path, encoding="utf-8") as fh:
+        return {rec[key]: rec for rec in (json.loads(line) for line in fh if line.strip())}
+
+
+def polyglot_answers(polyglot: str, legs: str, run: str | None = None) -> tuple[list[Answer], Population]:
+    """The signal-ranked answers, and the held-out half as a population (with the run's other answers)."""
     by_id = {q.qid: q for q in load_set(polyglot).queries}
-    out = []
+    served = _run(run, "query_id")
+    out, others = [], []
+    ranked_ids = set()
     for q in load_legs(legs):
         ranked = row(q)
         if ranked is None:
@@ -104,13 +177,21 @@ def polyglot_answers(polyglot: str, legs: str) -> list[Answer]:
         pq = by_id[q.qid]
         right = score_query(pq, ranked[1])["hit1"] > 0
         label = f"held-out/{pq.category}" if pq.repo in HELD_OUT_REPOS else "fit"
-        out.append(Answer(ranked[0], right, pq.repo, label))
-    return out
+        out.append(Answer(ranked[0], right, pq.repo, label, q.qid, ranked[2]))
+        ranked_ids.add(q.qid)
+    for qid, rec in served.items():
+        pq = by_id[qid]
+        if qid not in ranked_ids and pq.repo in HELD_OUT_REPOS:
+            right = score_query(pq, rec["results"])["hit1"] > 0
+            others.append((float(rec.get("confidence", 0.0)), right, f"held-out/{pq.category}"))
+    held = Population("held-out", [a for a in out if a.label.startswith("held-out")], others, bool(served))
+    return out, held
 
 
-def stdlib_answers(spec: str) -> list[Answer]:
-    """QUERIES.jsonl=LEGS.jsonl: the tune half trains ("tune"), the check half is reported."""
-    qpath, _, lpath = spec.partition("=")
+def stdlib_answers(spec: str) -> tuple[list[Answer], Population]:
+    """QUERIES.jsonl=LEGS.jsonl[=RUN.jsonl]: the tune half trains ("tune"), the check half is reported; the run
+    adds the answers the signals did not rank to the whole set's population."""
+    qpath, lpath, rpath = ([*spec.split("="), ""])[:3]
     name = qpath.rsplit("/", 1)[-1]
     queries = {q.id: q for q in load_queries(qpath)}
     tune = {q.id for q in select_half(list(queries.values()), "tune")}
@@ -120,13 +201,24 @@ def stdlib_answers(spec: str) -> list[Answer]:
         if ranked is None:
             continue
         right = score_one(queries[q.qid], {"results": ranked[1]})["hit1"] > 0
-        out.append(
-            Answer(ranked[0], right, f"stdlib:{name}", "tune" if q.qid in tune else f"stdlib check {name}")
+        label = "tune" if q.qid in tune else f"stdlib check {name}"
+        out.append(Answer(ranked[0], right, f"stdlib:{name}", label, q.qid, ranked[2]))
+    ranked_ids = {a.qid for a in out}
+    others = [
+        (
+            float(rec.get("confidence", 0.0)),
+            score_one(queries[qid], rec)["hit1"] > 0,
+            "tune" if qid in tune else f"stdlib check {name}",
         )
-    return out
+        for qid, rec in _run(rpath, "id").items()
+        if qid not in ranked_ids
+    ]
+    return out, Population(name.removesuffix(".jsonl"), out, others, bool(rpath))
 
 
-def fit(train: Sequence[Answer], keep: Sequence[int]) -> tuple[float, list[float]]:
+def fit(
+    train: Sequence[Answer], keep: Sequence[int], weight: Callable[[Answer], float] | None = None
+) -> tuple[float, list[float]]:
     """Standardised logistic regression, unfolded to (bias, weights) over the raw features the server computes."""
     import numpy as np
     from sklearn.linear_model import LogisticRegression
@@ -135,8 +227,9 @@ def fit(train: Sequence[Answer], keep: Sequence[int]) -> tuple[float, list[float
     xs = np.array([[a.x[i] for i in keep] for a in train], dtype=float)
     scaler = StandardScaler().fit(xs)
     model = LogisticRegression(C=REGULARISATION_C, max_iter=2000)
-    model.fit(scaler.transform(xs), [a.right for a in train])
-    weights = model.coef_[0] / scaler.scale_
+    weights_per_answer = [weight(a) for a in train] if weight else None
+    model.fit(scaler.transform(xs), [a.right for a in train], sample_weight=weights_per_answer)
+    weights = model.coef_[0] / np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
     bias = float(model.intercept_[0] - np.sum(weights * scaler.mean_))
     return bias, [float(w) for w in weights]
 
@@ -145,55 +238,162 @@ def logit(bias: float, weights: Sequence[float], x: Sequence[float], keep: Seque
     return bias + sum(w * x[i] for w, i in zip(weights, keep, strict=True))
 
 
-def grouped_cv(fit_rows: Sequence[Answer], extra: Sequence[Answer], keep: Sequence[int]) -> float | None:
+# A confidence model: fitted on answers, it gives each answer a probability.
+Model = Callable[[Answer], float]
+Fitter = Callable[[Sequence[Answer]], Model]
+
+
+def one_model(keep: Sequence[int]) -> Fitter:
+    """One logistic model over every signal-ranked answer (what ships)."""
+
+    def fitter(train: Sequence[Answer]) -> Model:
+        bias, weights = fit(train, keep)
+        return lambda a: _sigmoid(logit(bias, weights, a.x, keep))
+
+    return fitter
+
+
+def sentence_model(keep: Sequence[int], cap: float) -> Fitter:
+    """Names keep the shipped model (nearly always right: 1 wrong of 33 fit answers, none in the stdlib tune
+    half, nothing to learn from); sentences get their own refit, its probability at most `cap`."""
+    shipped = list(range(len(FEATURES)))
+
+    def fitter(train: Sequence[Answer]) -> Model:
+        bias, weights = fit([a for a in train if a.sentence], keep)
+
+        def model(a: Answer) -> float:
+            if not a.sentence:
+                return _sigmoid(logit(CONF_BIAS, CONF_WEIGHTS, a.x, shipped))
+            return cap * _sigmoid(logit(bias, weights, a.x, keep))
+
+        return model
+
+    return fitter
+
+
+def grouped_cv(fit_rows: Sequence[Answer], extra: Sequence[Answer], fitter: Fitter) -> float | None:
     """AUROC over the FIT answers, each scored by a model fitted without its repository (`extra` always trains)."""
     scores, labels = [], []
     for repo in sorted({a.group for a in fit_rows}):
-        bias, weights = fit([a for a in fit_rows if a.group != repo] + list(extra), keep)
+        model = fitter([a for a in fit_rows if a.group != repo] + list(extra))
         for a in fit_rows:
             if a.group == repo:
-                scores.append(logit(bias, weights, a.x, keep))
+                scores.append(model(a))
                 labels.append(a.right)
     return auroc(scores, labels)
+
+
+def population_auroc(pop: Population, model: Model) -> float | None:
+    """The population's AUROC with `model` scoring its signal-ranked answers (the rest as the run has them)."""
+    pairs = [(model(a), a.right) for a in pop.answers] + [(c, y) for c, y, _label in pop.others]
+    return auroc([c for c, _ in pairs], [y for _, y in pairs])
+
+
+def choose_cap(
+    fit_rows: Sequence[Answer], tune: Sequence[Answer], dev: Population | None, keep: Sequence[int]
+) -> float:
+    """The largest SENTENCE_CAPS value whose dev tune half (mixed with the run's exact-leg answers) keeps
+    DEV_FLOOR; 1.0 (no cap) without a dev run."""
+    if dev is None or not dev.others:
+        return 1.0
+    tune_half = Population(
+        dev.name,
+        [a for a in dev.answers if a.label == "tune"],
+        [o for o in dev.others if o[2] == "tune"],
+        dev.whole,
+    )
+    for cap in SENTENCE_CAPS:
+        model = sentence_model(keep, cap)(list(fit_rows) + list(tune))
+        value = population_auroc(tune_half, model)
+        if value is not None and value >= DEV_FLOOR:
+            return cap
+    return SENTENCE_CAPS[-1]
+
+
+def write_model(path: str, bias: float, weights: Sequence[float]) -> None:
+    """Replaces CONF_BIAS and CONF_WEIGHTS in confidence.py with the refit (FEATURES unchanged)."""
+    source = Path(path).read_text(encoding="utf-8")
+    source, n_bias = re.subn(r"^CONF_BIAS = .*$", f"CONF_BIAS = {bias:.3f}", source, flags=re.M)
+    numbers = ", ".join(f"{w:.3f}" for w in weights)
+    source, n_weights = re.subn(
+        r"^CONF_WEIGHTS: tuple\[float, \.\.\.\] = \(.*\)$",
+        f"CONF_WEIGHTS: tuple[float, ...] = ({numbers})",
+        source,
+        flags=re.M,
+    )
+    if n_bias != 1 or n_weights != 1:
+        raise SystemExit(f"{path}: CONF_BIAS / CONF_WEIGHTS not found once each")
+    Path(path).write_text(source, encoding="utf-8")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--polyglot", required=True)
     ap.add_argument("--legs", required=True, help="polyglot legs.jsonl")
-    ap.add_argument("--stdlib-legs", action="append", default=[], metavar="QUERIES.jsonl=LEGS.jsonl")
+    ap.add_argument("--run", help="the server's polyglot run-auto.jsonl (adds the exact-leg answers)")
+    ap.add_argument(
+        "--stdlib-legs", action="append", default=[], metavar="QUERIES.jsonl=LEGS.jsonl[=RUN.jsonl]"
+    )
+    ap.add_argument("--write", metavar="confidence.py", help="write the refit of FEATURES into this file")
     args = ap.parse_args(argv)
-    answers = polyglot_answers(args.polyglot, args.legs)
+    answers, held = polyglot_answers(args.polyglot, args.legs, args.run)
+    populations = [held]
     for spec in args.stdlib_legs:
-        answers += stdlib_answers(spec)
+        std, pop = stdlib_answers(spec)
+        answers += std
+        populations.append(pop)
     fit_rows = [a for a in answers if a.label == "fit"]
     tune = [a for a in answers if a.label == "tune"]
     everything = list(range(len(FEATURES)))
     for drop in [None, *everything]:
         keep = [i for i in everything if i != drop]
-        cv = grouped_cv(fit_rows, tune, keep)
+        cv = grouped_cv(fit_rows, tune, one_model(keep))
         name = FEATURES[drop] if drop is not None else "-"
-        print(f"  grouped-CV AUROC (FIT repositories) without {name:<16} {_f(cv)}")
+        print(f"  grouped-CV AUROC (FIT repositories) without {name:<24} {_f(cv)}")
     for i, name in enumerate(CANDIDATES, start=len(FEATURES)):
-        print(
-            f"  grouped-CV AUROC (FIT repositories) with {name:<19} {_f(grouped_cv(fit_rows, tune, [*everything, i]))}"
-        )
+        cv = grouped_cv(fit_rows, tune, one_model([*everything, i]))
+        print(f"  grouped-CV AUROC (FIT repositories) with {name:<27} {_f(cv)}")
+    dev = next((p for p in populations if p.name.startswith("dev")), None)
+    agree = [*everything, len(FEATURES) + list(CANDIDATES).index("legs_agree")]
+    cap = choose_cap(fit_rows, tune, dev, agree)
+    sentences = {
+        "sentences refit": sentence_model(everything, cap),
+        "sentences refit + legs_agree": sentence_model(agree, cap),
+    }
+    for name, fitter in sentences.items():
+        cv = grouped_cv(fit_rows, tune, fitter)
+        print(f"  grouped-CV AUROC (FIT repositories) {name}, sentences capped at {cap:.2f}: {_f(cv)}")
     bias, weights = fit(fit_rows + tune, everything)
     print(f"fitted on {len(fit_rows) + len(tune)} answers; CONF_BIAS = {bias:.3f}")
     for name, w in zip(FEATURES, weights, strict=True):
         print(f"  {name:<16} {w:+.3f}")
-    reports: dict[str, list[Answer]] = {}
-    for a in answers:
-        if a.label.startswith("held-out"):
-            reports.setdefault("held-out", []).append(a)
-        if a.label not in ("fit", "tune"):
-            reports.setdefault(a.label, []).append(a)
-    for name, rows in sorted(reports.items()):
-        labels = [a.right for a in rows]
-        refit = auroc([logit(bias, weights, a.x, everything) for a in rows], labels)
-        shipped = auroc([logit(CONF_BIAS, CONF_WEIGHTS, a.x, everything) for a in rows], labels)
-        print(f"AUROC {name:<40} refit {_f(refit)}  shipped {_f(shipped)}  (n={len(rows)})")
+    models: dict[str, Model] = {
+        "shipped": lambda a: _sigmoid(logit(CONF_BIAS, CONF_WEIGHTS, a.x, everything)),
+        "refit": one_model(everything)(fit_rows + tune),
+        **{name: fitter(fit_rows + tune) for name, fitter in sentences.items()},
+    }
+    table: dict[str, list[float | None]] = {}
+    for label in ["fit", *sorted({a.label for a in answers if a.label.startswith("held-out/")})]:
+        rows = [a for a in answers if a.label == label]
+        table[label] = [auroc([m(a) for a in rows], [a.right for a in rows]) for m in models.values()]
+    for pop in populations:
+        scope = "all answers" if pop.whole else "signal-ranked"
+        table[f"{pop.name} ({scope})"] = [population_auroc(pop, m) for m in models.values()]
+    widths = [len(name) + 2 for name in models]
+    print(
+        f"{'AUROC, correct top hit':<32}"
+        + "".join(f"{name:>{w}}" for name, w in zip(models, widths, strict=True))
+    )
+    for label, values in table.items():
+        print(f"  {label:<30}" + "".join(f"{_f(v):>{w}}" for v, w in zip(values, widths, strict=True)))
+    if args.write:
+        write_model(args.write, bias, weights)
+        print(f"wrote CONF_BIAS and CONF_WEIGHTS into {args.write}")
     return 0
+
+
+def _sigmoid(z: float) -> float:
+    return 1 / (1 + math.exp(-z))
 
 
 def _f(v: float | None) -> str:

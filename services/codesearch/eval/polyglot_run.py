@@ -29,6 +29,7 @@ from codesearch.eval.harness import MODES, RERANK, SEARCH_TIMEOUT_S, Variant, ve
 from codesearch.eval.polyglot import PolyglotSet, PolyQuery
 from codesearch.orchestrator.plan import QUESTION_PATH_WEIGHT
 from codesearch.orchestrator.query_terms import query_names
+from codesearch.orchestrator.router import classify
 from codesearch.v1 import (
     common_pb2,
     graph_pb2,
@@ -244,7 +245,7 @@ def dump_legs(
                 timeout=t,
             )
             legs["vector"] = _dicts(vec.hits)
-        for name in query_names(q.text):
+        for name in asked_names(q.text):
             defs = graph.FindDefinitions(
                 graph_pb2.FindDefinitionsRequest(repositories=repos, name=name, limit=LEG_DUMP_DEPTH),
                 timeout=t,
@@ -259,6 +260,15 @@ def dump_legs(
         return {"query_id": q.qid, "repo": q.repo, "query": q.text, "legs": legs}
 
     return _each(one, queries, concurrency, progress)
+
+
+def asked_names(query: str) -> list[str]:
+    """The names whose definitions and references a dump records: the query's names (the ranking signals read
+    them) and the router's target, which the server's structural legs are asked for (plan.py: the target, or the
+    whole query); without it a phrased "where is mksalt defined" replayed without its definition."""
+    names = list(query_names(query))
+    target = classify(query).target or query.strip()
+    return names if target in names else [*names, target]
 
 
 def _centrality(graph: graph_pb2_grpc.GraphServiceStub, legs: dict[str, Any], timeout: float) -> list[Any]:

@@ -1,0 +1,46 @@
+"""Leg dumps (eval/polyglot_run.py) record what the server's legs are asked, so the offline replay equals it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import grpc
+import pytest
+from codesearch.config import Settings
+from codesearch.eval.offline import Variant, load_legs, rank_one
+from codesearch.eval.polyglot import PolyQuery
+from codesearch.eval.polyglot_run import asked_names, dump_legs, write_jsonl
+from codesearch.v1 import search_pb2, search_pb2_grpc
+
+from .test_mine import write_repo
+
+server_mod = pytest.importorskip("codesearch.server")
+pytest.importorskip("codesearch._native")  # the keyword leg needs the Rust extension
+
+SERVICES = ("keyword", "graph", "orchestrator")
+
+
+def test_a_phrased_definition_question_is_dumped_with_the_routers_target(
+    tmp_path: Path, start_server
+) -> None:
+    root = write_repo(tmp_path / "repo")
+    settings = Settings.from_env({"CODESEARCH_HOME": str(tmp_path / "home")})
+    server = start_server(server_mod.registrars(settings, SERVICES))
+    channel = grpc.insecure_channel(server.address)
+    stub = search_pb2_grpc.SearchServiceStub(channel)
+    progress = list(stub.IndexRepository(search_pb2.IndexRepositoryRequest(path=str(root), name="tiny")))
+    assert progress[-1].phase == search_pb2.INDEX_PHASE_DONE
+    # "stop" is no identifier-looking name (query_names skips it); the server asks its definition leg for it.
+    query = "where is stop defined"
+    assert "stop" in asked_names(query) and asked_names("compute_total") == ["compute_total"]
+    dump = tmp_path / "legs.jsonl"
+    write_jsonl(dump, dump_legs(channel, [PolyQuery("tiny", "q", query, "symbol", ())], with_vector=False))
+    (legs,) = load_legs(dump)
+    assert [d.location.path for d in legs.definitions] == ["pkg/core.py"]
+    served = stub.Search(search_pb2.SearchRequest(query=query, repositories=["tiny"]))
+    replayed = rank_one(legs, Variant("routed", routed=True, k=40.0))
+    assert served.strategy == search_pb2.STRATEGY_DIRECT  # one structural leg answered
+    place = (served.hits[0].location.path, served.hits[0].location.start_line)
+    assert (
+        (replayed[0].hit.location.path, replayed[0].hit.location.start_line) == place == ("pkg/core.py", 11)
+    )
