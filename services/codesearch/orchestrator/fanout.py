@@ -198,6 +198,7 @@ def _vector_hits(resp: vector_pb2.VectorSearchResponse, _leg: int) -> list[commo
     if resp.tier and (details := LEG_DETAIL.get()) is not None:
         details.append(
             f"tier {resp.tier}, model {resp.model}"
+            + (f", query {resp.query_encoder}" if resp.query_encoder not in ("", resp.model) else "")
             + (" (a better tier is filling in)" if resp.upgrading else "")
         )
     if resp.upgrading and (upgrading := LEG_UPGRADING.get()) is not None:
