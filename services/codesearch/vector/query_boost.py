@@ -52,6 +52,9 @@ class QueryBooster:
         """Loads and checks the map, then the transformer; never raises (a refusal is kept in off_reason)."""
         try:
             if self.off_reason or self.transformer is None or not self.static.load():
+                log.info(
+                    "static queries are not boosted: %s", self.off_reason or "the static model is unavailable"
+                )
                 return
             try:
                 path = query_map.map_file(self.map_setting, self.static.model_name)
