@@ -187,7 +187,7 @@ def test_transformer_takes_over_and_a_query_never_mixes_tiers(
     # (vector/query_boost.py), as the response says.
     for resp in [seen[0], seen[-1], after]:
         emb = static if resp.tier == "static" else transformer
-        boosted = BOOSTED_MARK in resp.query_encoder
+        boosted = resp.query_boosted
         assert resp.query_encoder == emb.model_id or (boosted and resp.tier == "static"), resp.query_encoder
         q = servicer.booster.encode(query) if boosted and servicer.booster else emb.encode_query(query)
         for h in resp.hits:
@@ -255,6 +255,7 @@ def test_a_static_only_leg_answers_plain_until_the_transformer_loads_then_booste
     first = stub.VectorSearch(request)
     # Never waits for the transformer: the static query answers, and is not to be cached (upgrading).
     assert first.tier == "static" and first.query_encoder == first.model and first.upgrading
+    assert not first.query_boosted
     servicer.start()  # loads the static model, the map, then the transformer for queries
     for _ in range(600):
         if not servicer.booster.pending:
@@ -262,11 +263,12 @@ def test_a_static_only_leg_answers_plain_until_the_transformer_loads_then_booste
         time.sleep(0.1)
     assert servicer.booster.ready, servicer.booster.off_reason
     boosted = stub.VectorSearch(request)
-    assert boosted.tier == "static" and not boosted.upgrading and BOOSTED_MARK in boosted.query_encoder
+    assert boosted.tier == "static" and not boosted.upgrading and boosted.query_boosted
+    assert boosted.query_encoder == servicer.booster.encoder and BOOSTED_MARK in boosted.query_encoder
     assert boosted.hits[0].location.path == "net/retry.py"
     # What routed `auto` asks for: the static query alone, even now.
     plain = stub.VectorSearch(vector_pb2.VectorSearchRequest(text=query, limit=7, plain_static_query=True))
-    assert plain.query_encoder == plain.model and not plain.upgrading
+    assert plain.query_encoder == plain.model and not plain.upgrading and not plain.query_boosted
     # One consistent tier: every score is the boosted query's cosine with the chunk's static vector.
     q = servicer.booster.encode(query)
     texts = {

@@ -19,8 +19,8 @@ import grpc
 from codesearch.config import MAX_MESSAGE_BYTES
 from codesearch.eval.patterns import literal_pattern, regex_pattern
 from codesearch.eval.runfile import Query, Result, RunRecord
+from codesearch.orchestrator.fanout import BOOSTED_QUERY
 from codesearch.v1 import common_pb2, search_pb2, search_pb2_grpc
-from codesearch.vector.query_boost import BOOSTED_MARK
 
 MODES: dict[str, search_pb2.SearchMode] = {
     "auto": search_pb2.SEARCH_MODE_AUTO,
@@ -131,7 +131,7 @@ def vector_tier(resp: search_pb2.SearchResponse) -> str:
     tier's query was boosted by the transformer (vector/query_boost.py); "" when it did not answer."""
     for report in resp.legs:
         if report.leg == common_pb2.LEG_VECTOR and (m := _TIER_DETAIL.match(report.detail)):
-            return m.group(1) + (" boosted" if BOOSTED_MARK in report.detail else "")
+            return m.group(1) + (" boosted" if BOOSTED_QUERY in report.detail else "")
     return ""
 
 

@@ -40,7 +40,7 @@ class VectorSearchRequest(_message.Message):
     def __init__(self, repositories: _Optional[_Iterable[str]] = ..., text: _Optional[str] = ..., vector: _Optional[_Iterable[float]] = ..., limit: _Optional[int] = ..., languages: _Optional[_Iterable[str]] = ..., path_glob: _Optional[str] = ..., plain_static_query: _Optional[bool] = ...) -> None: ...
 
 class VectorSearchResponse(_message.Message):
-    __slots__ = ("hits", "partial", "embedded", "total", "tier", "model", "upgrading", "query_encoder")
+    __slots__ = ("hits", "partial", "embedded", "total", "tier", "model", "upgrading", "query_encoder", "query_boosted")
     HITS_FIELD_NUMBER: _ClassVar[int]
     PARTIAL_FIELD_NUMBER: _ClassVar[int]
     EMBEDDED_FIELD_NUMBER: _ClassVar[int]
@@ -49,6 +49,7 @@ class VectorSearchResponse(_message.Message):
     MODEL_FIELD_NUMBER: _ClassVar[int]
     UPGRADING_FIELD_NUMBER: _ClassVar[int]
     QUERY_ENCODER_FIELD_NUMBER: _ClassVar[int]
+    QUERY_BOOSTED_FIELD_NUMBER: _ClassVar[int]
     hits: _containers.RepeatedCompositeFieldContainer[_common_pb2.Hit]
     partial: bool
     embedded: int
@@ -57,7 +58,8 @@ class VectorSearchResponse(_message.Message):
     model: str
     upgrading: bool
     query_encoder: str
-    def __init__(self, hits: _Optional[_Iterable[_Union[_common_pb2.Hit, _Mapping]]] = ..., partial: _Optional[bool] = ..., embedded: _Optional[int] = ..., total: _Optional[int] = ..., tier: _Optional[str] = ..., model: _Optional[str] = ..., upgrading: _Optional[bool] = ..., query_encoder: _Optional[str] = ...) -> None: ...
+    query_boosted: bool
+    def __init__(self, hits: _Optional[_Iterable[_Union[_common_pb2.Hit, _Mapping]]] = ..., partial: _Optional[bool] = ..., embedded: _Optional[int] = ..., total: _Optional[int] = ..., tier: _Optional[str] = ..., model: _Optional[str] = ..., upgrading: _Optional[bool] = ..., query_encoder: _Optional[str] = ..., query_boosted: _Optional[bool] = ...) -> None: ...
 
 class EmbedRequest(_message.Message):
     __slots__ = ("texts", "is_query", "tier")

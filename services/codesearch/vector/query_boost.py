@@ -96,7 +96,7 @@ class QueryBooster:
         """Which model(s) embed a static query now, as the leg report says it."""
         if self.matrix is None or self.transformer is None:
             return self.static.model_id
-        return f"{self.transformer.model_id} {BOOSTED_MARK} {self.weight:g} + {self.static.model_id}"
+        return f"{self.transformer.model_id} {BOOSTED_MARK} {self.weight:g} with {self.static.model_id}"
 
     def encode(self, text: str) -> np.ndarray:
         """The boosted query vector (unit length); only when `ready`. Both parts come from their models' query

@@ -268,15 +268,18 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         # answers at once (never waiting for the transformer) and the answer is marked as upgrading.
         boost = (
             self.booster
-            if tier == vtiers.STATIC and self.booster is not None and not request.plain_static_query
+            if tier == vtiers.STATIC
+            and self.booster is not None
+            and not (request.plain_static_query or request.vector)
             else None
         )
+        boosted = False
         if request.vector:
             q = messages.given_vector(list(request.vector), emb.dims, tier, emb.model_id)
             query_encoder = "the request's vector"
         elif boost is not None and boost.ready:
             q = await asyncio.to_thread(self._encode_query_first, boost.encode, request.text)
-            query_encoder = boost.encoder
+            query_encoder, boosted = boost.encoder, True
         else:
             q = await asyncio.to_thread(self._encode_query_first, emb.encode_query, request.text)
             query_encoder = emb.model_id
@@ -302,6 +305,7 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
             model=emb.model_id,
             upgrading=self._upgrading(repos, tier) or (boost is not None and boost.pending),
             query_encoder=query_encoder,
+            query_boosted=boosted,
         )
         resp.hits.extend(messages.hit(repo, rank, f) for rank, (repo, f) in enumerate(found[: request.limit]))
         return resp
