@@ -65,6 +65,7 @@ def test_a_meaning_query_asks_keyword_and_vector_with_the_whole_query_and_filter
         limit=50,
         languages=["python"],
         path_glob="src/*",  # issue 20: the vector leg honours the glob too
+        plain_static_query=True,  # routed auto: the static tier's own query (vector/query_boost.py)
     )
 
 
@@ -97,3 +98,11 @@ def test_forced_modes_naive_baseline_and_missing_services() -> None:
 
     with pytest.raises(ServiceError):
         plan_for("anything", mode=99)  # type: ignore[arg-type]
+
+
+def test_only_semantic_mode_asks_for_the_boosted_static_query() -> None:
+    [semantic] = plan_for("how are retries done", mode=search_pb2.SEARCH_MODE_SEMANTIC).legs
+    assert isinstance(semantic.request, vector_pb2.VectorSearchRequest)
+    assert not semantic.request.plain_static_query
+    naive = plan_for("how are retries done", mode=search_pb2.SEARCH_MODE_NAIVE_HYBRID)
+    assert [p.request.plain_static_query for p in naive.legs if p.leg == common_pb2.LEG_VECTOR] == [True]

@@ -7,6 +7,7 @@ import asyncio
 import importlib.util
 import textwrap
 import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from codesearch.v1 import vector_pb2
 from codesearch.vector import tiers
 from codesearch.vector.doc_text import DEFAULT_VARIANT, doc_text
 from codesearch.vector.embedder import Embedder
+from codesearch.vector.query_boost import BOOSTED_MARK
 from codesearch.vector.service import VectorServicer
 from codesearch.vector.static_model import (
     StaticEncoder,
@@ -180,10 +182,14 @@ def test_transformer_takes_over_and_a_query_never_mixes_tiers(
         searcher.join()
     assert after.tier == "transformer" and not after.partial and after.hits[0].location.path == "net/retry.py"
     assert seen and {r.tier for r in seen} <= {"static", "transformer"}
-    # Every response's scores are its tier's cosines, for every hit: nothing mixed in from the other model.
+    # Every response's scores are its tier's cosines, for every hit: nothing mixed in from the other model. A
+    # static answer's query is the static model's, or once the transformer is loaded the boosted one
+    # (vector/query_boost.py), as the response says.
     for resp in [seen[0], seen[-1], after]:
         emb = static if resp.tier == "static" else transformer
-        q = emb.encode_query(query)
+        boosted = resp.query_boosted
+        assert resp.query_encoder == emb.model_id or (boosted and resp.tier == "static"), resp.query_encoder
+        q = servicer.booster.encode(query) if boosted and servicer.booster else emb.encode_query(query)
         for h in resp.hits:
             doc = emb.encode_documents([texts[(h.location.path, h.location.start_line)]])[0]
             assert h.score == pytest.approx(float(q @ doc), abs=2e-3), (resp.tier, h.location.path)
@@ -234,3 +240,51 @@ def test_static_only_tier(settings: Settings, serve, static_ready) -> None:
     assert out.tier == "static" and out.hits[0].location.path == "cache/lru.py"
     stats = stub.GetVectorStats(vector_pb2.GetVectorStatsRequest())
     assert stats.backend == "model2vec" and stats.dimensions == 256
+
+
+def test_a_static_only_leg_answers_plain_until_the_transformer_loads_then_boosted(
+    settings: Settings, serve, static_ready
+) -> None:
+    static_only = replace(settings, vector_tiers="static", static_query_weight=0.5)
+    servicer = VectorServicer(static_only, start_worker=False)  # the transformer is not loaded yet
+    stub = serve(servicer)
+    assert list(servicer.embedders) == ["static"] and servicer.booster is not None
+    assert update(stub, "demo", corpus_files(), replace_all=True).pending == 0
+    query = "how are retries with exponential backoff done"
+    request = vector_pb2.VectorSearchRequest(repositories=["demo"], text=query, limit=7)
+    first = stub.VectorSearch(request)
+    # Never waits for the transformer: the static query answers, and is not to be cached (upgrading).
+    assert first.tier == "static" and first.query_encoder == first.model and first.upgrading
+    assert not first.query_boosted
+    servicer.start()  # loads the static model, the map, then the transformer for queries
+    for _ in range(600):
+        if not servicer.booster.pending:
+            break
+        time.sleep(0.1)
+    assert servicer.booster.ready, servicer.booster.off_reason
+    boosted = stub.VectorSearch(request)
+    assert boosted.tier == "static" and not boosted.upgrading and boosted.query_boosted
+    assert boosted.query_encoder == servicer.booster.encoder and BOOSTED_MARK in boosted.query_encoder
+    assert boosted.hits[0].location.path == "net/retry.py"
+    # What routed `auto` asks for: the static query alone, even now.
+    plain = stub.VectorSearch(vector_pb2.VectorSearchRequest(text=query, limit=7, plain_static_query=True))
+    assert plain.query_encoder == plain.model and not plain.upgrading and not plain.query_boosted
+    # One consistent tier: every score is the boosted query's cosine with the chunk's static vector.
+    q = servicer.booster.encode(query)
+    texts = {
+        (c.path, c.start_line): doc_text(c.path, c.text, list(c.breadcrumb), c.symbol, DEFAULT_VARIANT)
+        for f in corpus_files()
+        for c in f.chunks
+    }
+    static = servicer.embedders["static"]
+    for h in boosted.hits:
+        doc = static.encode_documents([texts[(h.location.path, h.location.start_line)]])[0]
+        assert h.score == pytest.approx(float(q @ doc), abs=2e-3), h.location.path
+    # Weight 0 turns the boost off: the plain static query, nothing pending.
+    off = VectorServicer(replace(static_only, static_query_weight=0.0), start_worker=False)
+    try:
+        assert (
+            off.booster is not None and not off.booster.pending and off.booster.off_reason.startswith("off")
+        )
+    finally:
+        off.close()

@@ -19,6 +19,7 @@ import grpc
 from codesearch.config import MAX_MESSAGE_BYTES
 from codesearch.eval.patterns import literal_pattern, regex_pattern
 from codesearch.eval.runfile import Query, Result, RunRecord
+from codesearch.orchestrator.fanout import BOOSTED_QUERY
 from codesearch.v1 import common_pb2, search_pb2, search_pb2_grpc
 
 MODES: dict[str, search_pb2.SearchMode] = {
@@ -126,10 +127,11 @@ def search_one(stub: search_pb2_grpc.SearchServiceStub, req: search_pb2.SearchRe
 
 
 def vector_tier(resp: search_pb2.SearchResponse) -> str:
-    """The tier named by the vector leg's report ("tier static, model ..."), "" when it did not answer."""
+    """The tier named by the vector leg's report ("tier static, model ..."), with " boosted" when the static
+    tier's query was boosted by the transformer (vector/query_boost.py); "" when it did not answer."""
     for report in resp.legs:
         if report.leg == common_pb2.LEG_VECTOR and (m := _TIER_DETAIL.match(report.detail)):
-            return m.group(1)
+            return m.group(1) + (" boosted" if BOOSTED_QUERY in report.detail else "")
     return ""
 
 

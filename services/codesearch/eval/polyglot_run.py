@@ -240,8 +240,12 @@ def dump_legs(
             "callers": {},
         }
         if with_vector:
+            # The vector list routed `auto` fuses (offline replays of the ranking read it): the static tier's
+            # plain query, as the orchestrator asks for it there (orchestrator/plan.py vector_request).
             vec = vector.VectorSearch(
-                vector_pb2.VectorSearchRequest(repositories=repos, text=q.text, limit=LEG_DUMP_DEPTH),
+                vector_pb2.VectorSearchRequest(
+                    repositories=repos, text=q.text, limit=LEG_DUMP_DEPTH, plain_static_query=True
+                ),
                 timeout=t,
             )
             legs["vector"] = _dicts(vec.hits)

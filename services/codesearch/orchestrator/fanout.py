@@ -95,6 +95,9 @@ async def fan_out(
     return FanOut([r for r, _ in results], lists)
 
 
+# In the vector leg's LegReport.detail when the static tier's query was boosted by the transformer (the eval
+# harness counts such answers).
+BOOSTED_QUERY = "query boosted"
 # Set per leg call by the fan-out; a leg's answer appends what it answered from (LegReport.detail).
 LEG_DETAIL: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("leg_detail", default=None)
 # Set per leg call likewise; the vector leg's answer marks it when a better tier is still filling in.
@@ -198,6 +201,7 @@ def _vector_hits(resp: vector_pb2.VectorSearchResponse, _leg: int) -> list[commo
     if resp.tier and (details := LEG_DETAIL.get()) is not None:
         details.append(
             f"tier {resp.tier}, model {resp.model}"
+            + (f", {BOOSTED_QUERY} by {resp.query_encoder}" if resp.query_boosted else "")
             + (" (a better tier is filling in)" if resp.upgrading else "")
         )
     if resp.upgrading and (upgrading := LEG_UPGRADING.get()) is not None:

@@ -29,7 +29,8 @@ MERGED_FLAGS = ("full_scan", "partial", "upgrading")
 MERGED_NAMES = (
     "tier",
     "model",
-)  # the vector leg's tier and model: each distinct shard's value, joined by "+"
+    "query_encoder",
+)  # the vector leg's tier, model and query encoder: each distinct shard's value, joined by "+"
 
 
 def rendezvous_shard(repository: str, shards: list[str]) -> int:

@@ -22,23 +22,25 @@ class UpdateVectorIndexResponse(_message.Message):
     def __init__(self, result: _Optional[_Union[_common_pb2.IndexUpdateResult, _Mapping]] = ..., pending: _Optional[int] = ...) -> None: ...
 
 class VectorSearchRequest(_message.Message):
-    __slots__ = ("repositories", "text", "vector", "limit", "languages", "path_glob")
+    __slots__ = ("repositories", "text", "vector", "limit", "languages", "path_glob", "plain_static_query")
     REPOSITORIES_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     VECTOR_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     LANGUAGES_FIELD_NUMBER: _ClassVar[int]
     PATH_GLOB_FIELD_NUMBER: _ClassVar[int]
+    PLAIN_STATIC_QUERY_FIELD_NUMBER: _ClassVar[int]
     repositories: _containers.RepeatedScalarFieldContainer[str]
     text: str
     vector: _containers.RepeatedScalarFieldContainer[float]
     limit: int
     languages: _containers.RepeatedScalarFieldContainer[str]
     path_glob: str
-    def __init__(self, repositories: _Optional[_Iterable[str]] = ..., text: _Optional[str] = ..., vector: _Optional[_Iterable[float]] = ..., limit: _Optional[int] = ..., languages: _Optional[_Iterable[str]] = ..., path_glob: _Optional[str] = ...) -> None: ...
+    plain_static_query: bool
+    def __init__(self, repositories: _Optional[_Iterable[str]] = ..., text: _Optional[str] = ..., vector: _Optional[_Iterable[float]] = ..., limit: _Optional[int] = ..., languages: _Optional[_Iterable[str]] = ..., path_glob: _Optional[str] = ..., plain_static_query: _Optional[bool] = ...) -> None: ...
 
 class VectorSearchResponse(_message.Message):
-    __slots__ = ("hits", "partial", "embedded", "total", "tier", "model", "upgrading")
+    __slots__ = ("hits", "partial", "embedded", "total", "tier", "model", "upgrading", "query_encoder", "query_boosted")
     HITS_FIELD_NUMBER: _ClassVar[int]
     PARTIAL_FIELD_NUMBER: _ClassVar[int]
     EMBEDDED_FIELD_NUMBER: _ClassVar[int]
@@ -46,6 +48,8 @@ class VectorSearchResponse(_message.Message):
     TIER_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     UPGRADING_FIELD_NUMBER: _ClassVar[int]
+    QUERY_ENCODER_FIELD_NUMBER: _ClassVar[int]
+    QUERY_BOOSTED_FIELD_NUMBER: _ClassVar[int]
     hits: _containers.RepeatedCompositeFieldContainer[_common_pb2.Hit]
     partial: bool
     embedded: int
@@ -53,7 +57,9 @@ class VectorSearchResponse(_message.Message):
     tier: str
     model: str
     upgrading: bool
-    def __init__(self, hits: _Optional[_Iterable[_Union[_common_pb2.Hit, _Mapping]]] = ..., partial: _Optional[bool] = ..., embedded: _Optional[int] = ..., total: _Optional[int] = ..., tier: _Optional[str] = ..., model: _Optional[str] = ..., upgrading: _Optional[bool] = ...) -> None: ...
+    query_encoder: str
+    query_boosted: bool
+    def __init__(self, hits: _Optional[_Iterable[_Union[_common_pb2.Hit, _Mapping]]] = ..., partial: _Optional[bool] = ..., embedded: _Optional[int] = ..., total: _Optional[int] = ..., tier: _Optional[str] = ..., model: _Optional[str] = ..., upgrading: _Optional[bool] = ..., query_encoder: _Optional[str] = ..., query_boosted: _Optional[bool] = ...) -> None: ...
 
 class EmbedRequest(_message.Message):
     __slots__ = ("texts", "is_query", "tier")

@@ -23,7 +23,7 @@ from codesearch.common.models.lookup import resolve_model_path
 from codesearch.common.models.quiet import quiet_libraries
 from codesearch.common.models.threads import configure_torch_threads
 from codesearch.config import model_cache_dir
-from codesearch.vector.static_model import ENCODE_BATCH, load_static_encoder, static_model_id
+from codesearch.vector.static_model import ENCODE_BATCH, StaticEncoder, load_static_encoder, static_model_id
 
 log = logging.getLogger(__name__)
 
@@ -173,6 +173,13 @@ class Embedder:
         if self._backend is None:
             raise ModelUnavailable(self.unavailable_reason)
         return self._backend
+
+    def static_table(self) -> np.ndarray:
+        """A static model's token table, as its encoder averages it (vector/query_map.py aligns to it)."""
+        backend = self._require()
+        if not isinstance(backend, StaticEncoder):
+            raise ValueError(f"{self.model_name!r} ({self.backend_name}) is not a static model")
+        return backend.vectors
 
     def encode_documents(self, texts: list[str]) -> np.ndarray:
         """Unit vectors, one row per text (float32)."""

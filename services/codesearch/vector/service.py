@@ -12,7 +12,7 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import grpc
@@ -33,7 +33,7 @@ from codesearch.vector.embedder import Embedder, ModelUnavailable
 from codesearch.vector.embedding_cache import EmbeddingCache
 from codesearch.vector.foreground import Foreground
 from codesearch.vector.store import Encode, Found, RepoIndex
-from codesearch.vector.tier_models import SERVICE, shared_embedder, tier_embedders, tier_info
+from codesearch.vector.tier_models import SERVICE, query_booster, shared_embedder, tier_embedders, tier_info
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +58,7 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         # The best tier's model: what Embed uses by default and GetVectorStats names first.
         self.embedder = self.embedders[self.tiers[-1]]
         self.model_ids = {tier: emb.model_id for tier, emb in self.embedders.items()}
+        self.booster = query_booster(settings, self.embedders)
         self.cache = EmbeddingCache(settings.embedding_cache_file())
         self.doc_variant = doc_variant
         self._repos: dict[str, RepoIndex] = {}
@@ -104,6 +105,8 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
     def _run(self) -> None:
         for emb in self.embedders.values():  # the static tier first: updates wait for it
             emb.load()
+        if self.booster is not None:  # with the static tier alone, this loads the transformer for queries
+            self.booster.prepare()
         for name in list_repositories(self.dir):
             try:
                 self.repo(name)
@@ -178,10 +181,10 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
             )
         return vtiers.answering_tier([r.progress() for r in repos], usable)
 
-    def _encode_query_first(self, emb: Embedder, text: str) -> np.ndarray:
+    def _encode_query_first(self, encode: Callable[[str], np.ndarray], text: str) -> np.ndarray:
         """Embeds a query while the background worker waits (vector/foreground.py)."""
         with self._foreground.query():
-            return emb.encode_query(text)
+            return encode(text)
 
     def close(self) -> None:
         self._stop.set()
@@ -261,10 +264,25 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         # One tier for the whole query, chosen once: an upgrade finishing meanwhile changes the next query.
         tier = self.answering(repos)
         emb = await self._model(tier)
+        # The static tier's query is boosted once the booster is ready; until then the plain static query
+        # answers at once (never waiting for the transformer) and the answer is marked as upgrading.
+        boost = (
+            self.booster
+            if tier == vtiers.STATIC
+            and self.booster is not None
+            and not (request.plain_static_query or request.vector)
+            else None
+        )
+        boosted = False
         if request.vector:
             q = messages.given_vector(list(request.vector), emb.dims, tier, emb.model_id)
+            query_encoder = "the request's vector"
+        elif boost is not None and boost.ready:
+            q = await asyncio.to_thread(self._encode_query_first, boost.encode, request.text)
+            query_encoder, boosted = boost.encoder, True
         else:
-            q = await asyncio.to_thread(self._encode_query_first, emb, request.text)
+            q = await asyncio.to_thread(self._encode_query_first, emb.encode_query, request.text)
+            query_encoder = emb.model_id
         langs = {lang.lower() for lang in request.languages} or None
         fetch = request.limit * OVERSAMPLE if request.path_glob else request.limit
 
@@ -285,7 +303,9 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
             total=total,
             tier=tier,
             model=emb.model_id,
-            upgrading=self._upgrading(repos, tier),
+            upgrading=self._upgrading(repos, tier) or (boost is not None and boost.pending),
+            query_encoder=query_encoder,
+            query_boosted=boosted,
         )
         resp.hits.extend(messages.hit(repo, rank, f) for rank, (repo, f) in enumerate(found[: request.limit]))
         return resp

@@ -19,14 +19,13 @@ model2vec folder that StaticEncoder loads like any other (static_model.ensure_de
 from __future__ import annotations
 
 import hashlib
-import json
-import os
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from codesearch.vector import npz_record
 
 SHIPPED_DIR = Path(__file__).with_name("static_deltas")
 SUFFIX = ".npz"
@@ -79,8 +78,7 @@ def make(base: np.ndarray, trained_rows: dict[int, np.ndarray], fold: np.ndarray
     dense = np.stack([trained_rows[int(r)] for r in rows]).astype(np.float32)
     scales = np.maximum(np.abs(dense).max(axis=1), 1e-12) / INT8_MAX
     values = np.clip(np.round(dense / scales[:, None]), -INT8_MAX, INT8_MAX).astype(np.int8)
-    live = np.flatnonzero(np.linalg.norm(base, axis=1) > 0)  # special and unused tokens are zero rows
-    check_ids = live[np.linspace(0, len(live) - 1, min(CHECK_ROWS, len(live))).astype(int)].astype(np.int32)
+    check_ids = sample_ids(base)
     return StaticDelta(
         rows,
         values,
@@ -93,31 +91,21 @@ def make(base: np.ndarray, trained_rows: dict[int, np.ndarray], fold: np.ndarray
 
 
 def save(delta: StaticDelta, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as fh:  # an open file: np.savez would append ".npz" to the temporary name
-        np.savez_compressed(
-            fh,
-            rows=delta.rows,
-            values=delta.values,
-            scales=delta.scales,
-            fold=delta.fold,
-            check_ids=delta.check_ids,
-            check_rows=delta.check_rows,
-            meta=np.frombuffer(json.dumps(delta.meta).encode(), dtype=np.uint8),
-        )
-    os.replace(tmp, path)
+    arrays = {
+        "rows": delta.rows,
+        "values": delta.values,
+        "scales": delta.scales,
+        "fold": delta.fold,
+        "check_ids": delta.check_ids,
+        "check_rows": delta.check_rows,
+    }
+    npz_record.save(path, delta.meta, arrays)
 
 
 def load(path: Path) -> StaticDelta:
     """Reads and checks a delta file; ValueError says what is wrong with it."""
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
-        meta = json.loads(arrays.pop("meta").tobytes().decode())
-        delta = StaticDelta(meta=meta, **arrays)
-    except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile, UnicodeDecodeError) as e:
-        raise ValueError(f"{path} is not a static delta file ({e.__class__.__name__}: {e})") from e
+    delta = npz_record.load(path, "static delta", StaticDelta)
+    meta = delta.meta
     n, dims = delta.values.shape if delta.values.ndim == 2 else (0, 0)
     problems = [
         meta.get("format") != FORMAT and f"format {meta.get('format')!r}, expected {FORMAT}",
@@ -135,16 +123,30 @@ def load(path: Path) -> StaticDelta:
     return delta
 
 
+def alignment(local_rows: np.ndarray, want_rows: np.ndarray) -> tuple[np.ndarray, float]:
+    """(the orthogonal map with local_rows @ map ~ want_rows, the relative error left): orthogonal Procrustes.
+    The same table distilled on another machine aligns with error ~0 (its PCA's signs flipped); another model's
+    table leaves ~1.0."""
+    local = local_rows.astype(np.float64)
+    want = want_rows.astype(np.float64)
+    u, _, vt = np.linalg.svd(local.T @ want)
+    align = u @ vt
+    error = float(np.linalg.norm(local @ align - want)) / max(float(np.linalg.norm(want)), 1e-12)
+    return align, error
+
+
+def sample_ids(table: np.ndarray) -> np.ndarray:
+    """Token ids of the rows kept to align another machine's table: CHECK_ROWS live rows, evenly spread."""
+    live = np.flatnonzero(np.linalg.norm(table, axis=1) > 0)  # special and unused tokens are zero rows
+    return live[np.linspace(0, len(live) - 1, min(CHECK_ROWS, len(live))).astype(int)].astype(np.int32)
+
+
 def apply(delta: StaticDelta, base: np.ndarray) -> np.ndarray:
     """The trained table from a local distilled `base`. ValueError when `base` is not the delta's base."""
     vocab = int(delta.meta.get("vocabulary", -1))
     if base.shape != (vocab, delta.fold.shape[0]):
         raise ValueError(f"the delta was made over a {vocab}x{delta.fold.shape[0]} table, not {base.shape}")
-    local = base[delta.check_ids].astype(np.float64)
-    want = delta.check_rows.astype(np.float64)
-    u, _, vt = np.linalg.svd(local.T @ want)
-    align = u @ vt  # orthogonal: local @ align ~ want
-    error = float(np.linalg.norm(local @ align - want)) / max(float(np.linalg.norm(want)), 1e-12)
+    align, error = alignment(base[delta.check_ids], delta.check_rows)
     if error > ALIGN_TOLERANCE:
         raise ValueError(
             f"the static model is not the one the delta was made over ({delta.meta.get('base')!r}): "

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from codesearch.config import Settings
 from codesearch.vector import static_delta
 from codesearch.vector.embedding_cache import EmbeddingCache
 from codesearch.vector.static_model import MAX_CHARS, MAX_TOKENS, StaticEncoder
@@ -197,24 +198,54 @@ def save_model(encoder: StaticEncoder, table: np.ndarray, dest: Path) -> None:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    from codesearch.common.models.quiet import quiet_libraries
-    from codesearch.config import Settings
-    from codesearch.vector.embedder import model_id_for
-    from codesearch.vector.static_model import base_model_name, static_model_path
+@dataclass
+class TeacherSource:
+    """Where teacher pairs come from: a vector data folder, its repositories, and the cache of teacher vectors."""
 
-    ap = argparse.ArgumentParser(description="train a static model with the transformer tier as teacher")
+    vector_dir: Path
+    repos: list[str]
+    cache: EmbeddingCache
+    teacher: str  # the transformer's model name
+    teacher_id: str  # the id its vectors are cached under (model_id_for: names an int8 backend)
+
+
+def add_teacher_arguments(ap: argparse.ArgumentParser) -> None:
+    """The options that say where teacher pairs come from (static_train and query_map fit)."""
     ap.add_argument(
         "--home", default="", help="data home whose vector leg holds the repositories (default: configured)"
     )
-    ap.add_argument("--repo", action="append", default=[], help="repositories to train on (default: all)")
-    ap.add_argument(
-        "--validate", action="append", default=[], help="repositories for early stopping (default: a tenth)"
-    )
+    ap.add_argument("--repo", action="append", default=[], help="repositories to fit on (default: all)")
     ap.add_argument("--cache", default="", help="the embedding cache file (default: the configured one)")
     ap.add_argument("--teacher", default="", help="the transformer (default: the configured one)")
     ap.add_argument(
         "--teacher-backend", default="", help="the backend its vectors came from (default: configured)"
+    )
+
+
+def teacher_source(
+    args: argparse.Namespace, settings: Settings, leave_out: tuple[str, ...] = ()
+) -> TeacherSource:
+    """The teacher pairs' source from add_teacher_arguments' options; ValueError when the home holds nothing."""
+    from codesearch.vector.embedder import model_id_for
+
+    cache = EmbeddingCache(Path(args.cache) if args.cache else settings.embedding_cache_file())
+    teacher = args.teacher or settings.embed_model
+    teacher_id = model_id_for(teacher, args.teacher_backend or settings.embed_backend)
+    vector_dir = Path(args.home).expanduser() / "vector" if args.home else settings.service_dir("vector")
+    repos = args.repo or [r for r in repositories_in(vector_dir) if r not in leave_out]
+    if not repos:
+        raise ValueError(f"{vector_dir} holds no indexed repository")
+    return TeacherSource(vector_dir, repos, cache, teacher, teacher_id)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from codesearch.common.models.quiet import quiet_libraries
+    from codesearch.vector.static_model import base_model_name, static_model_path
+
+    ap = argparse.ArgumentParser(description="train a static model with the transformer tier as teacher")
+    add_teacher_arguments(ap)
+    ap.add_argument(
+        "--validate", action="append", default=[], help="repositories for early stopping (default: a tenth)"
     )
     ap.add_argument(
         "--base",
@@ -229,11 +260,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--delta-out", default="", help="also write the model as a delta over the base (.npz)")
     args = ap.parse_args(argv)
     settings = Settings.from_env()
-    cache = EmbeddingCache(Path(args.cache) if args.cache else settings.embedding_cache_file())
-    teacher = model_id_for(
-        args.teacher or settings.embed_model, args.teacher_backend or settings.embed_backend
-    )
-    vector_dir = Path(args.home).expanduser() / "vector" if args.home else settings.service_dir("vector")
     try:
         exclude = (
             frozenset(
@@ -242,12 +268,11 @@ def main(argv: list[str] | None = None) -> int:
             if args.exclude_paths
             else frozenset()
         )
-        repos = args.repo or [r for r in repositories_in(vector_dir) if r not in args.validate]
-        if not repos:
-            raise ValueError(f"{vector_dir} holds no indexed repository")
-        fit = teacher_pairs(vector_dir, repos, cache, teacher, exclude)
+        source = teacher_source(args, settings, leave_out=tuple(args.validate))
+        repos, teacher = source.repos, source.teacher_id
+        fit = teacher_pairs(source.vector_dir, repos, source.cache, teacher, exclude)
         if args.validate:
-            val = teacher_pairs(vector_dir, args.validate, cache, teacher, exclude)
+            val = teacher_pairs(source.vector_dir, args.validate, source.cache, teacher, exclude)
         else:
             fit, val = split_off(fit)
     except (OSError, ValueError, sqlite3.Error) as e:

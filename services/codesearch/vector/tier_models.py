@@ -8,6 +8,7 @@ from codesearch.config import Settings
 from codesearch.v1 import vector_pb2
 from codesearch.vector import tiers as vtiers
 from codesearch.vector.embedder import STATIC_BACKEND, Embedder
+from codesearch.vector.query_boost import QueryBooster
 
 SERVICE = "vector"  # the leg's data folder under the home: the embedders' fallback model cache lives there
 
@@ -37,6 +38,16 @@ def tier_embedders(settings: Settings) -> dict[str, Embedder]:
     if len(embedders) > 1 and embedders[vtiers.STATIC].model_id == embedders[vtiers.TRANSFORMER].model_id:
         del embedders[vtiers.TRANSFORMER]
     return embedders
+
+
+def query_booster(settings: Settings, embedders: dict[str, Embedder]) -> QueryBooster | None:
+    """The static tier's query boost (vector/query_boost.py) with the configured transformer, which it loads
+    for queries when the transformer tier is not configured; None without a static tier."""
+    static = embedders.get(vtiers.STATIC)
+    if static is None:
+        return None
+    transformer = shared_embedder(settings, vtiers.TRANSFORMER)
+    return QueryBooster(static, transformer, settings.static_query_map, settings.static_query_weight)
 
 
 def tier_info(tier: str, emb: Embedder) -> vector_pb2.VectorTier:
