@@ -12,6 +12,7 @@ transformer (vector/bench.py prints the ratio). It comes from one of:
 from __future__ import annotations
 
 import contextlib
+import copy
 import fcntl
 import json
 import logging
@@ -227,6 +228,16 @@ class StaticEncoder:
         self.keep[list(self.tokenizer.get_added_tokens_decoder())] = False
         # A blend (static_blend.py): (start, end, scale) per model, each part made a unit vector and scaled.
         self.segments: list[tuple[int, int, float]] = []
+
+    def part(self, index: int) -> StaticEncoder:
+        """One model of a blend alone (vector/mode_models.py): its columns of the table (a view, not a copy),
+        encoding that model's own unit vectors."""
+        start, end, _ = self.segments[index]
+        part = copy.copy(self)
+        part.vectors = self.vectors[:, start:end]
+        part.dims = end - start
+        part.segments = []
+        return part
 
     def encode(self, texts: list[str], batch_size: int = ENCODE_BATCH) -> np.ndarray:
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
