@@ -16,7 +16,6 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
-from usearch.index import Index
 
 from codesearch.bench.vector_quality import CORPUS, units_of
 from codesearch.config import DEFAULT_STATIC_QUERY_WEIGHT, Settings
@@ -25,7 +24,7 @@ from codesearch.vector.doc_text import doc_text
 from codesearch.vector.embedder import Embedder
 from codesearch.vector.mode_models import BlendPart, blend_parts
 from codesearch.vector.query_boost import QueryBooster
-from codesearch.vector.tier_index import HNSW_EXPANSION_ADD, STATIC_EXPANSION_ADD, new_index
+from codesearch.vector.tier_index import HNSW_EXPANSION_ADD, STATIC_EXPANSION_ADD, Index, new_index
 from codesearch.vector.tier_models import shared_embedder
 
 ROUTED_ALONE = "static, routed model alone"  # the row a mode blend is measured against
