@@ -319,7 +319,11 @@ def main(argv: list[str] | None = None) -> int:
         from codesearch.config import Settings
 
         settings = Settings.from_env()
-        name = args[1] if len(args) == 2 else settings.static_model
+        name = (
+            args[1]
+            if len(args) == 2
+            else static_blend.mode_blend_name(settings.static_model, settings.static_semantic_model)
+        )
         blend = static_blend.split_name(name)
         for part in (blend[0], blend[1]) if blend else (name,):
             print(static_model_path(part, settings.model_cache))
