@@ -24,7 +24,7 @@ DEFAULT_STATIC_MODEL = "all-MiniLM-L6-v2"
 # The static model of `semantic` mode; "" = the static model. Another one is blended into the static tier's index
 # and scores `semantic` mode alone while routed `auto` keeps the static model's exact ranking (vector/mode_models.py).
 # "all-MiniLM-L6-v2+stdlib" there: held-out `semantic` 0.749 -> 0.797, paraphrases 0.153 -> 0.230, `auto` unchanged,
-# but 1.79x the static index and 1.16-1.60x the standard library's index time (#16's <= 30 s line in doubt), so
+# but 1.79x the static index and ~1.19x the standard library's cold index time (#16's <= 30 s line in doubt), so
 # it is not the default (README "A static model per mode").
 DEFAULT_STATIC_SEMANTIC_MODEL = ""
 # The static tier's query in `semantic` mode: the transformer's query vector mapped into the static space
