@@ -21,6 +21,12 @@ DEFAULT_EMBED_BACKEND = (
 # delta trained with MiniLM as teacher (vector/static_delta.py): `semantic` 0.744 -> 0.796 on the 11 held-out
 # polyglot repositories, but `auto` 0.862 -> 0.855 (architecture 0.843 -> 0.814), so it is not the default.
 DEFAULT_STATIC_MODEL = "all-MiniLM-L6-v2"
+# The static model of `semantic` mode; "" = the static model. Another one is blended into the static tier's index
+# and scores `semantic` mode alone while routed `auto` keeps the static model's exact ranking (vector/mode_models.py).
+# "all-MiniLM-L6-v2+stdlib" there: held-out `semantic` 0.749 -> 0.797, paraphrases 0.153 -> 0.230, `auto` unchanged,
+# but 1.79x the static index and ~1.19x the standard library's cold index time (#16's <= 30 s line in doubt), so
+# it is not the default (README "A static model per mode").
+DEFAULT_STATIC_SEMANTIC_MODEL = ""
 # The static tier's query in `semantic` mode: the transformer's query vector mapped into the static space
 # (vector/query_map.py), weight w, blended with the static query vector; 0 turns it off. Chosen on the fit polyglot
 # repositories and the paraphrase set (w 0, 0.3, 0.5, 0.7; README "Boosted static queries"): distilled `semantic`
@@ -80,6 +86,9 @@ class Settings:
     model_cache: Path = field(default_factory=lambda: model_cache_dir(os.environ))
     # The vector leg's static model: a model2vec folder or hub name, or a transformer to distil one from.
     static_model: str = DEFAULT_STATIC_MODEL
+    # The static model `semantic` mode scores with; "" (or the static model) means the same one. Another one makes
+    # the static tier store the blend of both, each mode scoring with its own part (vector/mode_models.py).
+    static_semantic_model: str = DEFAULT_STATIC_SEMANTIC_MODEL
     # The vector leg's tiers: "static,transformer", "static" or "transformer" (vector/tiers.py).
     vector_tiers: str = DEFAULT_VECTOR_TIERS
     # Weight of the transformer's mapped query vector in the static tier's query (0 = the static query alone).
@@ -131,6 +140,7 @@ class Settings:
             embed_model=e.get("CODESEARCH_EMBED_MODEL", DEFAULT_EMBED_MODEL),
             embed_backend=e.get("CODESEARCH_EMBED_BACKEND", DEFAULT_EMBED_BACKEND),
             static_model=e.get("CODESEARCH_STATIC_MODEL", DEFAULT_STATIC_MODEL),
+            static_semantic_model=e.get("CODESEARCH_STATIC_SEMANTIC_MODEL", DEFAULT_STATIC_SEMANTIC_MODEL),
             vector_tiers=e.get("CODESEARCH_VECTOR_TIERS", DEFAULT_VECTOR_TIERS),
             static_query_weight=float(e.get("CODESEARCH_STATIC_QUERY_WEIGHT", DEFAULT_STATIC_QUERY_WEIGHT)),
             static_query_map=e.get("CODESEARCH_STATIC_QUERY_MAP", ""),

@@ -100,9 +100,12 @@ def test_forced_modes_naive_baseline_and_missing_services() -> None:
         plan_for("anything", mode=99)  # type: ignore[arg-type]
 
 
-def test_only_semantic_mode_asks_for_the_boosted_static_query() -> None:
+def test_only_semantic_mode_asks_for_the_boosted_semantic_mode_static_model() -> None:
     [semantic] = plan_for("how are retries done", mode=search_pb2.SEARCH_MODE_SEMANTIC).legs
     assert isinstance(semantic.request, vector_pb2.VectorSearchRequest)
     assert not semantic.request.plain_static_query
-    naive = plan_for("how are retries done", mode=search_pb2.SEARCH_MODE_NAIVE_HYBRID)
-    assert [p.request.plain_static_query for p in naive.legs if p.leg == common_pb2.LEG_VECTOR] == [True]
+    assert semantic.request.semantic_static_model
+    for mode in (search_pb2.SEARCH_MODE_NAIVE_HYBRID, search_pb2.SEARCH_MODE_AUTO):
+        legs = plan_for("how are retries done", mode=mode).legs
+        vector = [p.request for p in legs if p.leg == common_pb2.LEG_VECTOR]
+        assert [(r.plain_static_query, r.semantic_static_model) for r in vector] == [(True, False)]

@@ -189,7 +189,7 @@ def test_transformer_takes_over_and_a_query_never_mixes_tiers(
         emb = static if resp.tier == "static" else transformer
         boosted = resp.query_boosted
         assert resp.query_encoder == emb.model_id or (boosted and resp.tier == "static"), resp.query_encoder
-        q = servicer.booster.encode(query) if boosted and servicer.booster else emb.encode_query(query)
+        q = servicer.boosters[False].encode(query) if boosted else emb.encode_query(query)
         for h in resp.hits:
             doc = emb.encode_documents([texts[(h.location.path, h.location.start_line)]])[0]
             assert h.score == pytest.approx(float(q @ doc), abs=2e-3), (resp.tier, h.location.path)
@@ -248,7 +248,7 @@ def test_a_static_only_leg_answers_plain_until_the_transformer_loads_then_booste
     static_only = replace(settings, vector_tiers="static", static_query_weight=0.5)
     servicer = VectorServicer(static_only, start_worker=False)  # the transformer is not loaded yet
     stub = serve(servicer)
-    assert list(servicer.embedders) == ["static"] and servicer.booster is not None
+    assert list(servicer.embedders) == ["static"] and list(servicer.boosters) == [False]
     assert update(stub, "demo", corpus_files(), replace_all=True).pending == 0
     query = "how are retries with exponential backoff done"
     request = vector_pb2.VectorSearchRequest(repositories=["demo"], text=query, limit=7)
@@ -258,19 +258,19 @@ def test_a_static_only_leg_answers_plain_until_the_transformer_loads_then_booste
     assert not first.query_boosted
     servicer.start()  # loads the static model, the map, then the transformer for queries
     for _ in range(600):
-        if not servicer.booster.pending:
+        if not servicer.boosters[False].pending:
             break
         time.sleep(0.1)
-    assert servicer.booster.ready, servicer.booster.off_reason
+    assert servicer.boosters[False].ready, servicer.boosters[False].off_reason
     boosted = stub.VectorSearch(request)
     assert boosted.tier == "static" and not boosted.upgrading and boosted.query_boosted
-    assert boosted.query_encoder == servicer.booster.encoder and BOOSTED_MARK in boosted.query_encoder
+    assert boosted.query_encoder == servicer.boosters[False].encoder and BOOSTED_MARK in boosted.query_encoder
     assert boosted.hits[0].location.path == "net/retry.py"
     # What routed `auto` asks for: the static query alone, even now.
     plain = stub.VectorSearch(vector_pb2.VectorSearchRequest(text=query, limit=7, plain_static_query=True))
     assert plain.query_encoder == plain.model and not plain.upgrading and not plain.query_boosted
     # One consistent tier: every score is the boosted query's cosine with the chunk's static vector.
-    q = servicer.booster.encode(query)
+    q = servicer.boosters[False].encode(query)
     texts = {
         (c.path, c.start_line): doc_text(c.path, c.text, list(c.breadcrumb), c.symbol, DEFAULT_VARIANT)
         for f in corpus_files()
@@ -283,8 +283,6 @@ def test_a_static_only_leg_answers_plain_until_the_transformer_loads_then_booste
     # Weight 0 turns the boost off: the plain static query, nothing pending.
     off = VectorServicer(replace(static_only, static_query_weight=0.0), start_worker=False)
     try:
-        assert (
-            off.booster is not None and not off.booster.pending and off.booster.off_reason.startswith("off")
-        )
+        assert not off.boosters[False].pending and off.boosters[False].off_reason.startswith("off")
     finally:
         off.close()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 
@@ -20,10 +21,13 @@ from codesearch.bench.vector_quality import CORPUS, units_of
 from codesearch.config import DEFAULT_STATIC_QUERY_WEIGHT, Settings
 from codesearch.vector import tiers
 from codesearch.vector.doc_text import doc_text
+from codesearch.vector.embedder import Embedder
+from codesearch.vector.mode_models import BlendPart, blend_parts
 from codesearch.vector.query_boost import QueryBooster
-from codesearch.vector.tier_index import HNSW_EXPANSION_ADD, STATIC_EXPANSION_ADD, new_index
+from codesearch.vector.tier_index import HNSW_EXPANSION_ADD, STATIC_EXPANSION_ADD, Index, new_index
 from codesearch.vector.tier_models import shared_embedder
 
+ROUTED_ALONE = "static, routed model alone"  # the row a mode blend is measured against
 QUERIES = 300  # distinct queries per tier: enough for a p99
 WARMUP_TEXTS = 16  # first calls allocate and fill caches
 
@@ -49,34 +53,71 @@ def main(argv: list[str] | None = None) -> int:
     rates: dict[str, float] = {}
     query_p50: dict[str, float] = {}
     print(f"corpus {CORPUS}: {len(texts)} definition units")
-    print("| tier | model | dims | chunks | chunks/s | query p50 ms | query p99 ms | index bytes/chunk |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for tier in tiers.TIERS:
-        emb = shared_embedder(settings, tier)
+    print(
+        "| tier | model | dims | chunks | chunks/s | query p50 ms | query p99 ms | search p50 ms | "
+        "index bytes/chunk |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    rows = [(tier, shared_embedder(settings, tier)) for tier in tiers.TIERS]
+    parts = blend_parts(settings, rows[0][1])
+    if parts:  # a mode blend (vector/mode_models.py): against the routed static model alone, same run
+        rows.insert(
+            0, (ROUTED_ALONE, shared_embedder(replace(settings, static_semantic_model=""), tiers.STATIC))
+        )
+    measured: dict[
+        str, tuple[float, float, float, float]
+    ] = {}  # chunks/s, query p50, search p50, bytes/chunk
+    for tier, emb in rows:
         if not emb.load():
-            print(f"| {tier} | unavailable: {emb.unavailable_reason[:120]} | | | | | | |")
+            print(f"| {tier} | unavailable: {emb.unavailable_reason[:120]} | | | | | | | |")
             continue
         emb.encode_documents(texts[:WARMUP_TEXTS])
-        part = texts[: sizes[tier]]
+        part = texts[: sizes.get(tier, args.static_chunks)]
         t0 = time.perf_counter()
         vecs = emb.encode_documents(part)
         rates[tier] = len(part) / (time.perf_counter() - t0)
-        lat = query_latencies(emb.encode_query, tier)
+        encode: Callable[[str], np.ndarray] = emb.encode_query
+        if tier == tiers.STATIC and parts:  # routed `auto`'s query: the routed part alone, lifted
+            encode = lifted_query(parts[False])
+        lat = query_latencies(encode, tier)
         query_p50[tier] = float(np.percentile(lat, 50))
-        index = new_index(emb.dims, beams[tier])
+        index = new_index(emb.dims, beams.get(tier, STATIC_EXPANSION_ADD))
         index.add(np.arange(len(vecs), dtype=np.uint64), vecs)
         per_chunk = index.memory_usage / len(vecs)
+        search_p50 = search_latency(index, encode, tier)
+        measured[tier] = (rates[tier], query_p50[tier], search_p50, per_chunk)
         print(
             f"| {tier} | {emb.model_id} | {emb.dims} | {len(part)} | {rates[tier]:,.0f} | "
-            f"{query_p50[tier]:.3f} | {np.percentile(lat, 99):.3f} | {per_chunk:,.0f} |"
+            f"{query_p50[tier]:.3f} | {np.percentile(lat, 99):.3f} | {search_p50:.3f} | {per_chunk:,.0f} |"
         )
-    if len(rates) == 2:
+    if ROUTED_ALONE in measured and tiers.STATIC in measured:
+        ratios = [b / a for a, b in zip(measured[ROUTED_ALONE], measured[tiers.STATIC], strict=True)]
+        print(
+            "mode blend / routed model alone: chunks/s {:.2f}x, query p50 {:.2f}x, search p50 {:.2f}x, "
+            "bytes/chunk {:.2f}x".format(*ratios)
+        )
+    if tiers.STATIC in rates and tiers.TRANSFORMER in rates:
         print(f"static / transformer chunks/s: {rates[tiers.STATIC] / rates[tiers.TRANSFORMER]:.0f}x")
-        boosted_query(settings, query_p50[tiers.STATIC])
+        boosted_query(settings, query_p50[tiers.STATIC], parts.get(True))
     return 0
 
 
-def query_latencies(encode: Callable[[str], object], tag: str) -> list[float]:
+def lifted_query(part: BlendPart) -> Callable[[str], np.ndarray]:
+    return lambda text: part.lift(part.encode_query(text))
+
+
+def search_latency(index: Index, encode: Callable[[str], np.ndarray], tag: str) -> float:
+    """p50 milliseconds of a top-10 search of the index (the queries embedded first)."""
+    queries = [encode(f"how does the {tag} code number {i} handle errors") for i in range(QUERIES)]
+    lat = []
+    for q in queries:
+        t0 = time.perf_counter()
+        index.search(q, 10)
+        lat.append((time.perf_counter() - t0) * 1000)
+    return float(np.percentile(lat, 50))
+
+
+def query_latencies(encode: Callable[[str], np.ndarray], tag: str) -> list[float]:
     """Milliseconds per distinct query (no cache hits: each text is new to every model's query cache)."""
     lat = []
     for i in range(QUERIES):
@@ -87,9 +128,10 @@ def query_latencies(encode: Callable[[str], object], tag: str) -> list[float]:
     return lat
 
 
-def boosted_query(settings: Settings, static_p50: float) -> None:
-    """The static tier's boosted query (vector/query_boost.py): one transformer pass, the map, the static query."""
-    static = shared_embedder(settings, tiers.STATIC)
+def boosted_query(settings: Settings, static_p50: float, semantic_part: Embedder | None) -> None:
+    """The static tier's boosted query (vector/query_boost.py): one transformer pass, the map, the static query
+    (of a mode blend, `semantic` mode's part)."""
+    static = semantic_part or shared_embedder(settings, tiers.STATIC)
     booster = QueryBooster(
         static,
         shared_embedder(settings, tiers.TRANSFORMER),

@@ -163,7 +163,7 @@ def _forced(mode: int, query: str, route: Route, scope: Scope) -> tuple[Leg, int
         regex = mode == search_pb2.SEARCH_MODE_REGEX
         return common_pb2.LEG_TRIGRAM, search_pb2.INTENT_EXACT_MATCH, grep_request(query, regex, scope)
     if mode == search_pb2.SEARCH_MODE_SEMANTIC:
-        request = vector_request(query, scope, boost=True)
+        request = vector_request(query, scope, semantic_mode=True)
         return common_pb2.LEG_VECTOR, search_pb2.INTENT_UNDERSTAND_CODE, request
     if mode == search_pb2.SEARCH_MODE_DEFINITION:
         return common_pb2.LEG_DEFINITION, search_pb2.INTENT_FIND_DEFINITION, definitions_request(name, scope)
@@ -224,18 +224,22 @@ def grep_request(pattern: str, regex: bool, scope: Scope) -> keyword_pb2.GrepReq
     )
 
 
-def vector_request(query: str, scope: Scope, boost: bool = False) -> vector_pb2.VectorSearchRequest:
-    """`boost`: where the static tier answers, its query is boosted by the transformer (vector/query_boost.py).
-    Only `semantic` mode asks: over the 10 fit polyglot repositories the boost (w 0.5) moved `semantic` 0.766 ->
-    0.771 and the paraphrase set 0.125 -> 0.153 nDCG@10, but routed `auto` 0.878 -> 0.876 (distilled model;
-    `+stdlib` 0.882 -> 0.879), so `auto` and the naive baseline keep the static query."""
+def vector_request(query: str, scope: Scope, semantic_mode: bool = False) -> vector_pb2.VectorSearchRequest:
+    """`semantic_mode`: where the static tier answers, the query is scored with the semantic-mode static model
+    (vector/mode_models.py; the routed one unless CODESEARCH_STATIC_SEMANTIC_MODEL names another) and boosted by
+    the transformer (vector/query_boost.py). Only `semantic` mode asks. The boost (w 0.5) moved the 10 fit polyglot
+    repositories' `semantic` 0.766 -> 0.771 and the paraphrase set 0.125 -> 0.153 nDCG@10, but routed `auto` 0.878
+    -> 0.876 (distilled model; `+stdlib` 0.882 -> 0.879); the `+stdlib` model moved held-out `semantic` 0.749 ->
+    0.797 but `auto` 0.863 -> 0.855 (README "Vector tiers"). So `auto` and the naive baseline keep the routed
+    model's plain static query."""
     return vector_pb2.VectorSearchRequest(
         repositories=scope.repositories,
         text=query,
         limit=LEG_DEPTH,
         languages=scope.languages,
         path_glob=scope.path_glob,
-        plain_static_query=not boost,
+        plain_static_query=not semantic_mode,
+        semantic_static_model=semantic_mode,
     )
 
 

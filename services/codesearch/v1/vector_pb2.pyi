@@ -22,7 +22,7 @@ class UpdateVectorIndexResponse(_message.Message):
     def __init__(self, result: _Optional[_Union[_common_pb2.IndexUpdateResult, _Mapping]] = ..., pending: _Optional[int] = ...) -> None: ...
 
 class VectorSearchRequest(_message.Message):
-    __slots__ = ("repositories", "text", "vector", "limit", "languages", "path_glob", "plain_static_query")
+    __slots__ = ("repositories", "text", "vector", "limit", "languages", "path_glob", "plain_static_query", "semantic_static_model")
     REPOSITORIES_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     VECTOR_FIELD_NUMBER: _ClassVar[int]
@@ -30,6 +30,7 @@ class VectorSearchRequest(_message.Message):
     LANGUAGES_FIELD_NUMBER: _ClassVar[int]
     PATH_GLOB_FIELD_NUMBER: _ClassVar[int]
     PLAIN_STATIC_QUERY_FIELD_NUMBER: _ClassVar[int]
+    SEMANTIC_STATIC_MODEL_FIELD_NUMBER: _ClassVar[int]
     repositories: _containers.RepeatedScalarFieldContainer[str]
     text: str
     vector: _containers.RepeatedScalarFieldContainer[float]
@@ -37,7 +38,8 @@ class VectorSearchRequest(_message.Message):
     languages: _containers.RepeatedScalarFieldContainer[str]
     path_glob: str
     plain_static_query: bool
-    def __init__(self, repositories: _Optional[_Iterable[str]] = ..., text: _Optional[str] = ..., vector: _Optional[_Iterable[float]] = ..., limit: _Optional[int] = ..., languages: _Optional[_Iterable[str]] = ..., path_glob: _Optional[str] = ..., plain_static_query: _Optional[bool] = ...) -> None: ...
+    semantic_static_model: bool
+    def __init__(self, repositories: _Optional[_Iterable[str]] = ..., text: _Optional[str] = ..., vector: _Optional[_Iterable[float]] = ..., limit: _Optional[int] = ..., languages: _Optional[_Iterable[str]] = ..., path_glob: _Optional[str] = ..., plain_static_query: _Optional[bool] = ..., semantic_static_model: _Optional[bool] = ...) -> None: ...
 
 class VectorSearchResponse(_message.Message):
     __slots__ = ("hits", "partial", "embedded", "total", "tier", "model", "upgrading", "query_encoder", "query_boosted")

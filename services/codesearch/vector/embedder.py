@@ -174,12 +174,16 @@ class Embedder:
             raise ModelUnavailable(self.unavailable_reason)
         return self._backend
 
-    def static_table(self) -> np.ndarray:
-        """A static model's token table, as its encoder averages it (vector/query_map.py aligns to it)."""
+    def static_encoder(self) -> StaticEncoder:
+        """A static model's encoder (its token table, a blend's segments)."""
         backend = self._require()
         if not isinstance(backend, StaticEncoder):
             raise ValueError(f"{self.model_name!r} ({self.backend_name}) is not a static model")
-        return backend.vectors
+        return backend
+
+    def static_table(self) -> np.ndarray:
+        """A static model's token table, as its encoder averages it (vector/query_map.py aligns to it)."""
+        return self.static_encoder().vectors
 
     def encode_documents(self, texts: list[str]) -> np.ndarray:
         """Unit vectors, one row per text (float32)."""

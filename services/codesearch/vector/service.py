@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from pathlib import Path
 
 import grpc
@@ -32,6 +33,7 @@ from codesearch.vector.doc_text import DEFAULT_VARIANT
 from codesearch.vector.embedder import Embedder, ModelUnavailable
 from codesearch.vector.embedding_cache import EmbeddingCache
 from codesearch.vector.foreground import Foreground
+from codesearch.vector.mode_models import blend_parts
 from codesearch.vector.store import Encode, Found, RepoIndex
 from codesearch.vector.tier_models import SERVICE, query_booster, shared_embedder, tier_embedders, tier_info
 
@@ -58,7 +60,12 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         # The best tier's model: what Embed uses by default and GetVectorStats names first.
         self.embedder = self.embedders[self.tiers[-1]]
         self.model_ids = {tier: emb.model_id for tier, emb in self.embedders.items()}
-        self.booster = query_booster(settings, self.embedders)
+        # The static model that embeds a query, by whether it is `semantic` mode's: the static tier's own, or the
+        # part of its mode blend (vector/mode_models.py); each with its query boost.
+        static = self.embedders.get(vtiers.STATIC)
+        self.static_parts = blend_parts(settings, static)
+        query_models: dict[bool, Embedder] = dict(self.static_parts) or ({False: static} if static else {})
+        self.boosters = {mode: query_booster(settings, m) for mode, m in query_models.items()}
         self.cache = EmbeddingCache(settings.embedding_cache_file())
         self.doc_variant = doc_variant
         self._repos: dict[str, RepoIndex] = {}
@@ -105,8 +112,10 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
     def _run(self) -> None:
         for emb in self.embedders.values():  # the static tier first: updates wait for it
             emb.load()
-        if self.booster is not None:  # with the static tier alone, this loads the transformer for queries
-            self.booster.prepare()
+        for (
+            booster
+        ) in self.boosters.values():  # with the static tier alone, this loads the transformer for queries
+            booster.prepare()
         for name in list_repositories(self.dir):
             try:
                 self.repo(name)
@@ -264,25 +273,28 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         # One tier for the whole query, chosen once: an upgrade finishing meanwhile changes the next query.
         tier = self.answering(repos)
         emb = await self._model(tier)
-        # The static tier's query is boosted once the booster is ready; until then the plain static query
-        # answers at once (never waiting for the transformer) and the answer is marked as upgrading.
+        # The static tier's query is embedded by the mode's part where the tier stores a mode blend, and boosted
+        # once the booster is ready; until then the plain static query answers at once (never waiting for the
+        # transformer) and the answer is marked as upgrading.
+        semantic_part = request.semantic_static_model and bool(self.static_parts)
+        part = self.static_parts.get(semantic_part) if tier == vtiers.STATIC else None
         boost = (
-            self.booster
-            if tier == vtiers.STATIC
-            and self.booster is not None
-            and not (request.plain_static_query or request.vector)
+            self.boosters.get(semantic_part)
+            if tier == vtiers.STATIC and not (request.plain_static_query or request.vector)
             else None
         )
         boosted = False
         if request.vector:
             q = messages.given_vector(list(request.vector), emb.dims, tier, emb.model_id)
             query_encoder = "the request's vector"
-        elif boost is not None and boost.ready:
-            q = await asyncio.to_thread(self._encode_query_first, boost.encode, request.text)
-            query_encoder, boosted = boost.encoder, True
         else:
-            q = await asyncio.to_thread(self._encode_query_first, emb.encode_query, request.text)
-            query_encoder = emb.model_id
+            if boost is not None and boost.ready:
+                encode, query_encoder, boosted = boost.encode, boost.encoder, True
+            else:
+                encode, query_encoder = (part or emb).encode_query, (part or emb).model_id
+            q = await asyncio.to_thread(self._encode_query_first, encode, request.text)
+            if part is not None:
+                q = part.lift(q)
         langs = {lang.lower() for lang in request.languages} or None
         fetch = request.limit * OVERSAMPLE if request.path_glob else request.limit
 
@@ -291,6 +303,8 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
             for r in repos:
                 hits = r.search(tier, q, fetch, langs)
                 found += [(r.repository, f) for f in hits if flt.allows(f.meta.path, f.meta.language)]
+            if part is not None:  # a part of the mode blend: its model's exact cosine
+                found = [(repo, replace(f, score=f.score * part.score_factor)) for repo, f in found]
             return found
 
         found = await asyncio.to_thread(search_all)

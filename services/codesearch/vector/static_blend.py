@@ -28,6 +28,15 @@ WEIGHT_MARK = "@"
 DEFAULT_WEIGHT = 0.5
 
 
+def mode_blend_name(routed: str, semantic: str) -> str:
+    """The static tier's model when `semantic` mode scores with another model than routed `auto` (vector/
+    mode_models.py): the blend of both, routed first; the routed model alone when they are the same. The weight
+    is the default one: each mode scores with one part exactly, so it changes no answer."""
+    if not semantic or semantic == routed:
+        return routed
+    return f"{routed}{SEPARATOR}{semantic}"
+
+
 def split_name(name: str) -> tuple[str, str, float] | None:
     """(first, second, first's weight) for a blend name, else None (a folder's own name is never split).
     ValueError for a blend whose parts or weight are unusable."""

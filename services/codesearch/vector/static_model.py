@@ -12,6 +12,7 @@ transformer (vector/bench.py prints the ratio). It comes from one of:
 from __future__ import annotations
 
 import contextlib
+import copy
 import fcntl
 import json
 import logging
@@ -228,6 +229,16 @@ class StaticEncoder:
         # A blend (static_blend.py): (start, end, scale) per model, each part made a unit vector and scaled.
         self.segments: list[tuple[int, int, float]] = []
 
+    def part(self, index: int) -> StaticEncoder:
+        """One model of a blend alone (vector/mode_models.py): its columns of the table (a view, not a copy),
+        encoding that model's own unit vectors."""
+        start, end, _ = self.segments[index]
+        part = copy.copy(self)
+        part.vectors = self.vectors[:, start:end]
+        part.dims = end - start
+        part.segments = []
+        return part
+
     def encode(self, texts: list[str], batch_size: int = ENCODE_BATCH) -> np.ndarray:
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
         for s in range(0, len(texts), batch_size):
@@ -308,7 +319,11 @@ def main(argv: list[str] | None = None) -> int:
         from codesearch.config import Settings
 
         settings = Settings.from_env()
-        name = args[1] if len(args) == 2 else settings.static_model
+        name = (
+            args[1]
+            if len(args) == 2
+            else static_blend.mode_blend_name(settings.static_model, settings.static_semantic_model)
+        )
         blend = static_blend.split_name(name)
         for part in (blend[0], blend[1]) if blend else (name,):
             print(static_model_path(part, settings.model_cache))

@@ -8,6 +8,7 @@ from codesearch.config import Settings
 from codesearch.v1 import vector_pb2
 from codesearch.vector import tiers as vtiers
 from codesearch.vector.embedder import STATIC_BACKEND, Embedder
+from codesearch.vector.mode_models import static_tier_model
 from codesearch.vector.query_boost import QueryBooster
 
 SERVICE = "vector"  # the leg's data folder under the home: the embedders' fallback model cache lives there
@@ -19,7 +20,7 @@ _EMBEDDERS_LOCK = threading.Lock()
 def shared_embedder(settings: Settings, tier: str = vtiers.TRANSFORMER) -> Embedder:
     """One loaded model per configuration per process (servers in tests and in one binary share it)."""
     if tier == vtiers.STATIC:
-        key = (settings.static_model, STATIC_BACKEND, settings.torch_threads)
+        key = (static_tier_model(settings), STATIC_BACKEND, settings.torch_threads)
     else:
         key = (settings.embed_model, settings.embed_backend, settings.torch_threads)
     with _EMBEDDERS_LOCK:
@@ -40,12 +41,10 @@ def tier_embedders(settings: Settings) -> dict[str, Embedder]:
     return embedders
 
 
-def query_booster(settings: Settings, embedders: dict[str, Embedder]) -> QueryBooster | None:
-    """The static tier's query boost (vector/query_boost.py) with the configured transformer, which it loads
-    for queries when the transformer tier is not configured; None without a static tier."""
-    static = embedders.get(vtiers.STATIC)
-    if static is None:
-        return None
+def query_booster(settings: Settings, static: Embedder) -> QueryBooster:
+    """The query boost (vector/query_boost.py) of a static model (the static tier's, or a part of its blend:
+    vector/mode_models.py) with the configured transformer, which it loads for queries when the transformer tier
+    is not configured."""
     transformer = shared_embedder(settings, vtiers.TRANSFORMER)
     return QueryBooster(static, transformer, settings.static_query_map, settings.static_query_weight)
 
