@@ -34,7 +34,8 @@ log = logging.getLogger(__name__)
 # 6: C++ operators defined out of class are named after the operator (`X::operator<<`, was `operator`).
 # 7: C++ members returning a reference or pointer (`A& operator=`, `T* data()`) and conversion operators are
 #    definitions; `operator()(x)` called by name is a call of `operator()`.
-PARSER_VERSION = 7
+# 8: C-family `#if` conditionals whose branches each hold whole declarations keep every branch (conditionals.py).
+PARSER_VERSION = 8
 
 # language name -> (module, attribute holding its LanguageSpec)
 _SPECS: dict[str, tuple[str, str]] = {
