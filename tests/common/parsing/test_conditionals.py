@@ -47,7 +47,7 @@ int grow(int n) {
 
 
 def test_conditionals_of_whole_declarations_keep_every_branch_the_others_their_first() -> None:
-    whole = whole_conditionals(SOURCE.encode().split(b"\n"))
+    whole = whole_conditionals(SOURCE.encode())
     lines = SOURCE.split("\n")
     assert sorted(lines[i] for i in whole) == ["#if A", "#ifdef SMALL", "#ifdef USE_OPENSSL"]
 

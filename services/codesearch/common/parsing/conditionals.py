@@ -1,11 +1,12 @@
-"""Which `#if` conditionals of a C-family file tree-sitter can read with every branch in place.
+"""Which `#if` conditionals of a C-family file may keep every branch in the preprocess candidates.
 
-tree-sitter-c and tree-sitter-cpp parse `#if/#elif/#else` as nodes that hold statements, declarations or members.
-A conditional whose branches each hold whole ones of those, standing where one may stand, parses with all its
-branches; one whose branches each open half a statement (`if (a) {` / `if (b) {`, one `}` after) or stand inside
-an expression (`f(a,\\n#if X\\n b,\\n#else\\n c,\\n#endif\\n d)`) does not, and the preprocess candidates keep only its
-first branch (preprocess.keep_first_branches). Which is which is read from the brackets and the last code character
-of each branch and of the code before the conditional, ignoring strings and comments.
+The candidates blank the conditional directives (preprocess.keep_first_branches). A conditional whose branches
+each hold whole statements, declarations or members, standing where one may stand, then reads as its branches one
+after the other (two definitions of `init`, as tree-sitter reads them in a file it parses clean); one whose branches
+each open half a statement (`if (a) {` / `if (b) {`, one `}` after) or stand inside an expression
+(`f(a,\\n#if X\\n b,\\n#else\\n c,\\n#endif\\n d)`) does not, and keeps only its first branch. Which is which is read
+from the brackets and the last code character of each branch and of the code before the conditional, strings and
+comments left out.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from codesearch.common.parsing.blanking import blank
+
 _DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(\w*)")
-# What a code line holds besides brackets: strings, characters and comments, read over whole.
-_SKIPPED = re.compile(rb'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|//.*|/\*.*?\*/|(/\*)')
+# Strings, characters and comments: blanked before the brackets and last characters are read.
+_SKIPPED = re.compile(rb'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|//[^\n]*|/\*.*?\*/', re.S)
 # The last code character before a conditional, or of a branch, when it ends a statement, a declaration, a block or
 # an access label (or `#` for a directive, e.g. a `#define`): the conditional stands between whole ones.
 _WHOLE_ENDS = frozenset(b";{}:#")
@@ -37,34 +40,20 @@ class _Conditional:
     branches: list[_Branch] = field(default_factory=list)
 
 
-def _fold(branch: _Branch, depth: int, last: int) -> None:
-    branch.depth += depth
-    if last:
-        branch.last = last
-
-
-def whole_conditionals(lines: list[bytes]) -> set[int]:
+def whole_conditionals(source: bytes) -> set[int]:
     """Line numbers (0-based) of the `#if`s whose branches (two or more) may all stay: each closes what it opens
     and ends a whole statement or declaration, and the code before the conditional does too. A conditional nested in
     one counts as its first branch unless it may stay whole itself."""
     whole: set[int] = set()
     top = _Branch(ord(";"))  # the file's start stands where a declaration may
     stack: list[_Conditional] = []
-    in_comment = continued = False
-    for i, line in enumerate(lines):
+    continued = False  # the previous line was a directive ending in a backslash
+    for i, line in enumerate(_SKIPPED.sub(blank, source).split(b"\n")):
         current = stack[-1].branches[-1] if stack else top
-        if in_comment:
-            end = line.find(b"*/")
-            if end < 0:
-                continue
-            in_comment, line = False, line[end + 2 :]
-            directive = None
-        else:
-            directive = None if continued else _DIRECTIVE.match(line)
+        directive = None if continued else _DIRECTIVE.match(line)
         if continued or directive:
             word = directive.group(1) if directive else b""
             continued = line.endswith(b"\\")
-            in_comment = _code_of(line)[1]  # `#endif /* A ||` continued on the next lines
             if word in (b"if", b"ifdef", b"ifndef"):
                 stack.append(_Conditional(i, current.last, [_Branch(current.last)]))
             elif word in (b"elif", b"else", b"elifdef", b"elifndef") and stack:
@@ -79,32 +68,20 @@ def whole_conditionals(lines: list[bytes]) -> set[int]:
                 )
                 if stays:
                     whole.add(done.line)
-                _fold(stack[-1].branches[-1] if stack else top, 0 if stays else first.depth, first.last)
+                parent = stack[-1].branches[-1] if stack else top
+                parent.depth += 0 if stays else first.depth
+                parent.last = first.last
             elif word:  # `#define`, `#include`, ...: a line of its own
                 current.last = ord("#")
             continue
-        code, in_comment = _code_of(line)
+        code = line.rstrip()
+        if not code:
+            continue
         if _MACRO_LINE.fullmatch(code):
             current.last = ord("#")
-        elif code:
-            _fold(current, _depth(code) if stack else 0, code[-1])
+            continue
+        current.last = code[-1]
+        if stack:  # brackets matter inside a conditional only
+            current.depth += code.count(b"(") + code.count(b"[") + code.count(b"{")
+            current.depth -= code.count(b")") + code.count(b"]") + code.count(b"}")
     return whole
-
-
-def _depth(code: bytes) -> int:
-    """Brackets the code opens minus those it closes."""
-    opened = code.count(b"(") + code.count(b"[") + code.count(b"{")
-    return opened - code.count(b")") - code.count(b"]") - code.count(b"}")
-
-
-def _code_of(line: bytes) -> tuple[bytes, bool]:
-    """The line without its strings, characters and comments (right-stripped), and whether it ends inside a block
-    comment it opened."""
-    parts, at = [], 0
-    for m in _SKIPPED.finditer(line):
-        parts.append(line[at : m.start()])
-        at = m.end()
-        if m.group(1) is not None:  # `/*` with no end here: the rest is comment
-            return b"".join(parts).rstrip(), True
-    parts.append(line[at:])
-    return b"".join(parts).rstrip(), False

@@ -330,7 +330,7 @@ def c_family_retries(source: bytes) -> Iterator[bytes]:
     in `#else` are indexed: 189 in abseil-cpp and 74 in curl were not); where that is not clean, the first
     branches alone are tried after.
     """
-    whole = whole_conditionals(source.split(b"\n")) if _LATER_BRANCH.search(source) else set()
+    whole = whole_conditionals(source) if _LATER_BRANCH.search(source) else set()
     macros = blank_macros(keep_first_branches(source, whole))
     yield macros
     rewritten = rewrite_cpp_gaps(macros)
