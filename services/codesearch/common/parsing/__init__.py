@@ -32,7 +32,10 @@ log = logging.getLogger(__name__)
 # 4: the project's attribute-like macros (macros.py) and C++ forms the grammar lacks (preprocess.rewrite_cpp_gaps).
 # 5: error-located repair of macro invocations (repair.py), string and statement-head macros, more C++ rewrites.
 # 6: C++ operators defined out of class are named after the operator (`X::operator<<`, was `operator`).
-PARSER_VERSION = 6
+# 7: C++ members returning a reference or pointer (`A& operator=`, `T* data()`) and conversion operators are
+#    definitions; `operator()(x)` called by name is a call of `operator()`.
+# 8: C-family `#if` conditionals whose branches each hold whole declarations keep every branch (conditionals.py).
+PARSER_VERSION = 8
 
 # language name -> (module, attribute holding its LanguageSpec)
 _SPECS: dict[str, tuple[str, str]] = {

@@ -29,9 +29,10 @@ _CPP = r"""
 (function_definition declarator: (function_declarator declarator: [(identifier) (field_identifier)
   (qualified_identifier) (destructor_name) (operator_name)] @name)) @def.function
 (function_definition declarator: (reference_declarator (function_declarator declarator: [(identifier)
-  (qualified_identifier)] @name))) @def.function
+  (qualified_identifier) (field_identifier) (operator_name)] @name))) @def.function
 (function_definition declarator: (pointer_declarator declarator: (function_declarator declarator: [(identifier)
-  (qualified_identifier)] @name))) @def.function
+  (qualified_identifier) (field_identifier) (operator_name)] @name))) @def.function
+(function_definition declarator: [(operator_cast) (qualified_identifier name: (operator_cast))] @name) @def.function
 (field_declaration_list (declaration declarator: (function_declarator declarator: [(field_identifier)
   (identifier)] @name)) @def.method)
 (field_declaration_list (field_declaration declarator: (function_declarator declarator: (field_identifier) @name)) @def.method)
@@ -43,7 +44,9 @@ _CPP = r"""
 (alias_declaration name: (type_identifier) @name) @def.type_alias
 (namespace_definition name: (_) @name) @def.module
 (preproc_function_def name: (identifier) @name) @def.function
-(call_expression function: (identifier) @callee) @call
+(call_expression function: (identifier) @callee (#not-eq? @callee "operator")) @call
+(call_expression function: (call_expression function: (identifier) @_operator arguments: (argument_list) @_empty)
+  @callee (#eq? @_operator "operator") (#eq? @_empty "()")) @call
 (call_expression function: (qualified_identifier scope: (_) @receiver name: (identifier) @callee)) @call
 (call_expression function: (field_expression argument: (_) @receiver field: (field_identifier) @callee)) @call
 (call_expression function: (template_function name: (identifier) @callee)
@@ -64,23 +67,26 @@ def imports(node: Node, source: bytes) -> list[ImportRef]:
     return [ImportRef(module=spec.strip('"<>'), line=node.start_point[0] + 1, kind=kind)]
 
 
-# An operator's name is its symbol (`operator<<`, `operator()`, `operator bool`): its `<` opens no template
-# arguments, so it must not be cut there (`X::operator<<` was named `operator`).
+# An operator's name is its symbol (`operator<<`, `operator()`) or, for a conversion, its type (`operator bool`,
+# `operator const char*`): its `<` opens no template arguments, so it must not be cut there (`X::operator<<` was
+# named `operator`). Written `operator <` or `operator()()` (a conversion's parameters), it is named the same.
 _OPERATOR_NAME = re.compile(
-    r"operator(?: ?(?:<<=|>>=|<=>|<<|>>|<=|>=|<|>|\(\)|\[\]|->\*?|[^\s<(\w]+)| [\w ]+)"
+    r"operator(?: ?(<<=|>>=|<=>|<<|>>|<=|>=|<|>|\(\)|\[\]|->\*?|[^\s<(\w]+)|( [\w ]+(?:\[\]|[*&]*)))"
 )
 
 
 def _without_template_args(part: str) -> str:
     part = " ".join(part.split())
     operator = _OPERATOR_NAME.match(part)
-    return operator.group(0).strip() if operator else part.split("<", 1)[0]
+    if operator is None:
+        return part.split("<", 1)[0].strip()
+    symbol, conversion = operator.groups()
+    return "operator" + (symbol or conversion.rstrip())
 
 
 def split_cpp(name: str) -> tuple[str, str]:
-    """`ns::A::f` -> ("f", "ns.A"); template arguments dropped (not an operator's own `<`)."""
-    if "::" not in name:
-        return name, ""
+    """`ns::A::f` -> ("f", "ns.A"); template arguments dropped (not an operator's own `<`), an operator named by
+    its symbol or type (`operator bool() const` -> "operator bool")."""
     parts = [_without_template_args(p) for p in name.split("::")]
     return parts[-1], ".".join(p for p in parts[:-1] if p)
 
