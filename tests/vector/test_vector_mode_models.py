@@ -104,8 +104,12 @@ def test_a_leg_over_the_mode_blend_answers_each_mode_as_that_models_own_leg(tmp_
         return servicer, stub
 
     blend, blend_stub = leg("blend", CODESEARCH_STATIC_SEMANTIC_MODEL=TRAINED)
-    routed, routed_stub = leg("routed")
-    semantic, semantic_stub = leg("semantic", CODESEARCH_STATIC_MODEL=TRAINED)
+    routed, routed_stub = leg(
+        "routed", CODESEARCH_STATIC_SEMANTIC_MODEL=""
+    )  # "": the static model in every mode
+    semantic, semantic_stub = leg(
+        "semantic", CODESEARCH_STATIC_MODEL=TRAINED, CODESEARCH_STATIC_SEMANTIC_MODEL=""
+    )
     stats = blend_stub.GetVectorStats(vector_pb2.GetVectorStatsRequest())
     assert stats.dimensions == 512 and stats.model == blend.embedders["static"].model_id
     servicers = (blend, routed, semantic)

@@ -49,6 +49,13 @@ serve = _service_tests.serve  # the fixture
 pytestmark = pytest.mark.model
 
 
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """One static model in every mode: these tests are about tiers of one model each; the default per-mode blend
+    (CODESEARCH_STATIC_SEMANTIC_MODEL) has its own, tests/vector/test_vector_mode_models.py."""
+    return replace(settings, static_semantic_model="")
+
+
 @pytest.fixture(scope="module")
 def static_ready() -> None:
     """The default static model made from the bundled MiniLM into the machine's model cache (distilled once per
