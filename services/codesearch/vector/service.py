@@ -112,9 +112,8 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
     def _run(self) -> None:
         for emb in self.embedders.values():  # the static tier first: updates wait for it
             emb.load()
-        for (
-            booster
-        ) in self.boosters.values():  # with the static tier alone, this loads the transformer for queries
+        # With the static tier alone, preparing the boost loads the transformer for queries.
+        for booster in self.boosters.values():
             booster.prepare()
         for name in list_repositories(self.dir):
             try:
