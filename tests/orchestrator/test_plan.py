@@ -65,7 +65,7 @@ def test_a_meaning_query_asks_keyword_and_vector_with_the_whole_query_and_filter
         limit=50,
         languages=["python"],
         path_glob="src/*",  # issue 20: the vector leg honours the glob too
-        plain_static_query=True,  # routed auto: the static tier's own query (vector/query_boost.py)
+        # no plain_static_query: the static tier's query is boosted in every mode (vector/query_boost.py)
     )
 
 
@@ -100,7 +100,7 @@ def test_forced_modes_naive_baseline_and_missing_services() -> None:
         plan_for("anything", mode=99)  # type: ignore[arg-type]
 
 
-def test_only_semantic_mode_asks_for_the_boosted_semantic_mode_static_model() -> None:
+def test_every_mode_boosts_and_only_semantic_mode_asks_for_the_semantic_mode_static_model() -> None:
     [semantic] = plan_for("how are retries done", mode=search_pb2.SEARCH_MODE_SEMANTIC).legs
     assert isinstance(semantic.request, vector_pb2.VectorSearchRequest)
     assert not semantic.request.plain_static_query
@@ -108,4 +108,4 @@ def test_only_semantic_mode_asks_for_the_boosted_semantic_mode_static_model() ->
     for mode in (search_pb2.SEARCH_MODE_NAIVE_HYBRID, search_pb2.SEARCH_MODE_AUTO):
         legs = plan_for("how are retries done", mode=mode).legs
         vector = [p.request for p in legs if p.leg == common_pb2.LEG_VECTOR]
-        assert [(r.plain_static_query, r.semantic_static_model) for r in vector] == [(True, False)]
+        assert [(r.plain_static_query, r.semantic_static_model) for r in vector] == [(False, False)]

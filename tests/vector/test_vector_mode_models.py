@@ -56,7 +56,9 @@ serve = _tests.serve  # the fixture
 
 
 def test_each_part_of_the_mode_blend_scores_exactly_its_models_cosine() -> None:
-    settings = Settings.from_env({"CODESEARCH_STATIC_SEMANTIC_MODEL": TRAINED})
+    settings = Settings.from_env(
+        {"CODESEARCH_STATIC_MODEL": DISTILLED, "CODESEARCH_STATIC_SEMANTIC_MODEL": TRAINED}
+    )
     assert static_tier_model(settings) == f"{DISTILLED}|{TRAINED}"
     blend = Embedder(static_tier_model(settings), STATIC_BACKEND, model_cache=settings.model_cache)
     parts = blend_parts(settings, blend)
@@ -103,9 +105,11 @@ def test_a_leg_over_the_mode_blend_answers_each_mode_as_that_models_own_leg(tmp_
         assert _tests.update(stub, "demo", _tests.corpus_files(), replace_all=True).pending == 0
         return servicer, stub
 
-    blend, blend_stub = leg("blend", CODESEARCH_STATIC_SEMANTIC_MODEL=TRAINED)
+    blend, blend_stub = leg(
+        "blend", CODESEARCH_STATIC_MODEL=DISTILLED, CODESEARCH_STATIC_SEMANTIC_MODEL=TRAINED
+    )
     routed, routed_stub = leg(
-        "routed", CODESEARCH_STATIC_SEMANTIC_MODEL=""
+        "routed", CODESEARCH_STATIC_MODEL=DISTILLED, CODESEARCH_STATIC_SEMANTIC_MODEL=""
     )  # "": the static model in every mode
     semantic, semantic_stub = leg(
         "semantic", CODESEARCH_STATIC_MODEL=TRAINED, CODESEARCH_STATIC_SEMANTIC_MODEL=""
@@ -119,13 +123,18 @@ def test_a_leg_over_the_mode_blend_answers_each_mode_as_that_models_own_leg(tmp_
         time.sleep(0.1)
     assert all(s.boosters[s is blend].ready for s in servicers)
     for question in _tests.QUERIES:
-        # Routed `auto`: the routed model's plain static query.
+        # The routed part, asked for the plain static query.
         auto = vector_pb2.VectorSearchRequest(
             repositories=["demo"], text=question, limit=7, plain_static_query=True
         )
         got, expected = blend_stub.VectorSearch(auto), routed_stub.VectorSearch(auto)
         _same_answers(got, expected)
         assert got.query_encoder == expected.model and not got.query_boosted
+        # Routed `auto` (no flag): the routed part's query, boosted with the routed model's map.
+        auto = vector_pb2.VectorSearchRequest(repositories=["demo"], text=question, limit=7)
+        got, expected = blend_stub.VectorSearch(auto), routed_stub.VectorSearch(auto)
+        _same_answers(got, expected)
+        assert got.query_boosted and got.query_encoder == expected.query_encoder
         # `semantic` mode: the semantic-mode model's query, boosted with that model's map.
         mode = vector_pb2.VectorSearchRequest(
             repositories=["demo"], text=question, limit=7, semantic_static_model=True

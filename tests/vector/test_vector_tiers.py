@@ -51,8 +51,9 @@ pytestmark = pytest.mark.model
 
 @pytest.fixture
 def settings(settings: Settings) -> Settings:
-    """One static model in every mode: these tests are about tiers of one model each; the default per-mode blend
-    (CODESEARCH_STATIC_SEMANTIC_MODEL) has its own, tests/vector/test_vector_mode_models.py."""
+    """One static model in every mode (the default; pinned here whatever the environment says): these tests are
+    about tiers of one model each; a per-mode blend (CODESEARCH_STATIC_SEMANTIC_MODEL) has its own,
+    tests/vector/test_vector_mode_models.py."""
     return replace(settings, static_semantic_model="")
 
 
@@ -273,7 +274,7 @@ def test_a_static_only_leg_answers_plain_until_the_transformer_loads_then_booste
     assert boosted.tier == "static" and not boosted.upgrading and boosted.query_boosted
     assert boosted.query_encoder == servicer.boosters[False].encoder and BOOSTED_MARK in boosted.query_encoder
     assert boosted.hits[0].location.path == "net/retry.py"
-    # What routed `auto` asks for: the static query alone, even now.
+    # What a client asks for with plain_static_query: the static query alone, even now.
     plain = stub.VectorSearch(vector_pb2.VectorSearchRequest(text=query, limit=7, plain_static_query=True))
     assert plain.query_encoder == plain.model and not plain.upgrading and not plain.query_boosted
     # One consistent tier: every score is the boosted query's cosine with the chunk's static vector.

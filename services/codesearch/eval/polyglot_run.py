@@ -240,12 +240,10 @@ def dump_legs(
             "callers": {},
         }
         if with_vector:
-            # The vector list routed `auto` fuses (offline replays of the ranking read it): the static tier's
-            # plain query, as the orchestrator asks for it there (orchestrator/plan.py vector_request).
+            # The vector list routed `auto` fuses (offline replays of the ranking read it), asked as the
+            # orchestrator asks for it there (orchestrator/plan.py vector_request: a boosted static query).
             vec = vector.VectorSearch(
-                vector_pb2.VectorSearchRequest(
-                    repositories=repos, text=q.text, limit=LEG_DUMP_DEPTH, plain_static_query=True
-                ),
+                vector_pb2.VectorSearchRequest(repositories=repos, text=q.text, limit=LEG_DUMP_DEPTH),
                 timeout=t,
             )
             legs["vector"] = _dicts(vec.hits)

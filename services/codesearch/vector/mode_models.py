@@ -1,7 +1,8 @@
 """Which static model scores a query, per search mode, from one index.
 
-Routed `auto` ranks best with the distilled static model, `semantic` mode with one trained with the transformer
-as teacher (README "Vector tiers"). With CODESEARCH_STATIC_SEMANTIC_MODEL naming another model than
+Off by default (one static model, `+stdlib`, in every mode); made when routed `auto` ranked with the distilled
+static model and `semantic` mode with one trained with the transformer as teacher (README "Vector tiers"), and
+kept for a pair of models that rank best in different modes. With CODESEARCH_STATIC_SEMANTIC_MODEL naming another model than
 CODESEARCH_STATIC_MODEL, the static tier stores the blend of both (static_blend.py),
 
     v = [sqrt(w) * a, sqrt(1 - w) * b],
