@@ -264,6 +264,12 @@ def test_a_static_only_leg_answers_plain_until_the_transformer_loads_then_booste
     # Never waits for the transformer: the static query answers, and is not to be cached (upgrading).
     assert first.tier == "static" and first.query_encoder == first.model and first.upgrading
     assert not first.query_boosted
+
+    def status_detail() -> str:  # what `codesearch status` prints for the repository
+        [repo] = stub.GetVectorStats(vector_pb2.GetVectorStatsRequest()).repositories
+        return str(repo.detail)
+
+    assert status_detail().endswith("static queries plain until all-MiniLM-L6-v2 is loaded")
     servicer.start()  # loads the static model, the map, then the transformer for queries
     for _ in range(600):
         if not servicer.boosters[False].pending:
@@ -274,6 +280,7 @@ def test_a_static_only_leg_answers_plain_until_the_transformer_loads_then_booste
     assert boosted.tier == "static" and not boosted.upgrading and boosted.query_boosted
     assert boosted.query_encoder == servicer.boosters[False].encoder and BOOSTED_MARK in boosted.query_encoder
     assert boosted.hits[0].location.path == "net/retry.py"
+    assert status_detail().endswith("static queries boosted by all-MiniLM-L6-v2 at weight 0.5")
     # What a client asks for with plain_static_query: the static query alone, even now.
     plain = stub.VectorSearch(vector_pb2.VectorSearchRequest(text=query, limit=7, plain_static_query=True))
     assert plain.query_encoder == plain.model and not plain.upgrading and not plain.query_boosted
@@ -292,5 +299,6 @@ def test_a_static_only_leg_answers_plain_until_the_transformer_loads_then_booste
     off = VectorServicer(replace(static_only, static_query_weight=0.0), start_worker=False)
     try:
         assert not off.boosters[False].pending and off.boosters[False].off_reason.startswith("off")
+        assert off.boosters[False].state == "plain: off (CODESEARCH_STATIC_QUERY_WEIGHT is 0)"
     finally:
         off.close()

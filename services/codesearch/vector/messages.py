@@ -71,8 +71,10 @@ def add_repository_stats(
     usable: list[str],
     disk: int,
     doc_variant: str,
+    static_query: str = "",
 ) -> None:
-    """One repository's rows in GetVectorStats: its progress per tier, and which tier answers it."""
+    """One repository's rows in GetVectorStats: its progress per tier, which tier answers it, and (where the
+    static tier answers) what its queries get (vector/query_boost.py QueryBooster.state)."""
     progress, memory = r.progress(), r.memory_bytes()
     answers = vtiers.answering_tier([progress], usable) if usable else ""
     for t in tiers:
@@ -94,7 +96,8 @@ def add_repository_stats(
             items=len(r.rows),
             disk_bytes=disk,
             index_version=r.index_version,
-            detail=f"answers from {answers or 'no tier yet'} ({tiers_text}), doc text {doc_variant}",
+            detail=f"answers from {answers or 'no tier yet'} ({tiers_text}), doc text {doc_variant}"
+            + (f", static queries {static_query}" if static_query and answers == vtiers.STATIC else ""),
             pending=r.pending,
         )
     )

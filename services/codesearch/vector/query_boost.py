@@ -98,6 +98,15 @@ class QueryBooster:
             return self.static.model_id
         return f"{self.transformer.model_id} {BOOSTED_MARK} {self.weight:g} with {self.static.model_id}"
 
+    @property
+    def state(self) -> str:
+        """What a static query gets now, as `codesearch status` says it."""
+        if self.ready and self.transformer is not None:
+            return f"boosted by {self.transformer.model_id} at weight {self.weight:g}"
+        if self.pending and self.transformer is not None:
+            return f"plain until {self.transformer.model_id} is loaded"
+        return f"plain: {self.off_reason.removeprefix('static queries are not boosted: ') or 'not prepared'}"
+
     def encode(self, text: str) -> np.ndarray:
         """The boosted query vector (unit length); only when `ready`. Both parts come from their models' query
         caches, so a repeated query costs one small matrix product."""

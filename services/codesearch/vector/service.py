@@ -356,9 +356,11 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
             tiers=infos,
         )
         usable = self._usable_tiers()
+        routed_boost = self.boosters.get(False)  # what `auto` asks for (a mode blend's semantic part aside)
+        static_query = routed_boost.state if routed_boost is not None else ""
         for r in repos:
             disk = await asyncio.to_thread(r.disk_bytes)
-            messages.add_repository_stats(resp, r, self.tiers, usable, disk, self.doc_variant)
+            messages.add_repository_stats(resp, r, self.tiers, usable, disk, self.doc_variant, static_query)
         return resp
 
     @rpc
