@@ -1,9 +1,9 @@
 """Which static model scores a query, per search mode, from one index.
 
-Off by default (one static model, `+stdlib`, in every mode); made when routed `auto` ranked with the distilled
-static model and `semantic` mode with one trained with the transformer as teacher (README "Vector tiers"), and
-kept for a pair of models that rank best in different modes. With CODESEARCH_STATIC_SEMANTIC_MODEL naming another model than
-CODESEARCH_STATIC_MODEL, the static tier stores the blend of both (static_blend.py),
+Off by default (one static model, `+stdlib`, in every mode). Made when routed `auto` ranked best with the
+distilled static model and `semantic` mode with one trained with the transformer as teacher (README "Vector
+tiers"); kept for a pair of models that rank best in different modes. With CODESEARCH_STATIC_SEMANTIC_MODEL
+naming another model than CODESEARCH_STATIC_MODEL, the static tier stores the blend of both (static_blend.py),
 
     v = [sqrt(w) * a, sqrt(1 - w) * b],
 

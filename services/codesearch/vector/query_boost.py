@@ -105,7 +105,9 @@ class QueryBooster:
             return f"boosted by {self.transformer.model_id} at weight {self.weight:g}"
         if self.pending and self.transformer is not None:
             return f"plain until {self.transformer.model_id} is loaded"
-        return f"plain: {self.off_reason.removeprefix('static queries are not boosted: ') or 'not prepared'}"
+        # prepare() leaves no reason only where the static model itself did not load
+        reason = self.off_reason.removeprefix("static queries are not boosted: ")
+        return f"plain: {reason or 'the static model is unavailable'}"
 
     def encode(self, text: str) -> np.ndarray:
         """The boosted query vector (unit length); only when `ready`. Both parts come from their models' query
