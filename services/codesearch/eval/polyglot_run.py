@@ -27,7 +27,7 @@ from google.protobuf.json_format import MessageToDict
 
 from codesearch.eval.harness import MODES, RERANK, SEARCH_TIMEOUT_S, Variant, vector_tier
 from codesearch.eval.polyglot import PolyglotSet, PolyQuery
-from codesearch.orchestrator.plan import QUESTION_PATH_WEIGHT
+from codesearch.orchestrator.plan import QUESTION_PATH_WEIGHT, Scope, vector_request
 from codesearch.orchestrator.query_terms import query_names
 from codesearch.orchestrator.router import classify
 from codesearch.v1 import (
@@ -38,7 +38,6 @@ from codesearch.v1 import (
     keyword_pb2_grpc,
     search_pb2,
     search_pb2_grpc,
-    vector_pb2,
     vector_pb2_grpc,
 )
 
@@ -240,12 +239,9 @@ def dump_legs(
             "callers": {},
         }
         if with_vector:
-            # The vector list routed `auto` fuses (offline replays of the ranking read it), asked as the
-            # orchestrator asks for it there (orchestrator/plan.py vector_request: a boosted static query).
-            vec = vector.VectorSearch(
-                vector_pb2.VectorSearchRequest(repositories=repos, text=q.text, limit=LEG_DUMP_DEPTH),
-                timeout=t,
-            )
+            # The vector list routed `auto` fuses (offline replays of the ranking read it), asked by the
+            # orchestrator's own request (a boosted static query, LEG_DEPTH hits).
+            vec = vector.VectorSearch(vector_request(q.text, Scope(repos, [], "", False)), timeout=t)
             legs["vector"] = _dicts(vec.hits)
         for name in asked_names(q.text):
             defs = graph.FindDefinitions(

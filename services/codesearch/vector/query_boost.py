@@ -23,6 +23,7 @@ from codesearch.vector.embedder import Embedder
 log = logging.getLogger(__name__)
 
 BOOSTED_MARK = "mapped at weight"  # in `encoder`: the transformer's query vector went through the map
+NOT_BOOSTED = "static queries are not boosted"  # opens the log line and `off_reason` of a refused boost
 
 
 class QueryBooster:
@@ -52,9 +53,7 @@ class QueryBooster:
         """Loads and checks the map, then the transformer; never raises (a refusal is kept in off_reason)."""
         try:
             if self.off_reason or self.transformer is None or not self.static.load():
-                log.info(
-                    "static queries are not boosted: %s", self.off_reason or "the static model is unavailable"
-                )
+                log.info("%s: %s", NOT_BOOSTED, self.off_reason or "the static model is unavailable")
                 return
             try:
                 path = query_map.map_file(self.map_setting, self.static.model_name)
@@ -71,7 +70,7 @@ class QueryBooster:
                         f"{self.transformer.dims}"
                     )
             except (OSError, ValueError) as e:
-                self.off_reason = f"static queries are not boosted: {e}"
+                self.off_reason = f"{NOT_BOOSTED}: {e}"
                 log.warning("%s", self.off_reason)
                 return
             self.matrix = matrix
@@ -106,7 +105,7 @@ class QueryBooster:
         if self.pending and self.transformer is not None:
             return f"plain until {self.transformer.model_id} is loaded"
         # prepare() leaves no reason only where the static model itself did not load
-        reason = self.off_reason.removeprefix("static queries are not boosted: ")
+        reason = self.off_reason.removeprefix(f"{NOT_BOOSTED}: ")
         return f"plain: {reason or 'the static model is unavailable'}"
 
     def encode(self, text: str) -> np.ndarray:
