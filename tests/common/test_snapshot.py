@@ -3,9 +3,18 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import grpc
 import pytest
 from codesearch.common import snapshot
-from codesearch.common.snapshot import SnapshotDir, atomic_write_text, list_repositories, read_replaced_text
+from codesearch.common.errors import ServiceError, not_found, unavailable
+from codesearch.common.snapshot import (
+    SnapshotDir,
+    atomic_write_text,
+    dir_bytes,
+    list_repositories,
+    open_listed,
+    read_replaced_text,
+)
 
 
 def test_generations_switch_atomically_and_unfinished_builds_are_ignored(tmp_path: Path) -> None:
@@ -67,3 +76,26 @@ def test_the_live_generation_follows_every_commit_without_rereading_between(tmp_
     newer = snap.commit(snap.begin())
     assert SnapshotDir(tmp_path / "repo").current() == newer != live
     assert snap.delete() and SnapshotDir(tmp_path / "repo").current() is None
+
+
+def test_open_listed_skips_a_repository_deleted_since_the_listing_and_raises_other_errors() -> None:
+    def open_one(name: str) -> str:
+        if name == "gone":
+            raise not_found(f"repository {name!r} is not indexed")
+        if name == "broken":
+            raise unavailable("disk on fire")
+        return name.upper()
+
+    assert open_listed(["a", "gone", "b"], open_one) == ["A", "B"]
+    with pytest.raises(ServiceError) as raised:
+        open_listed(["a", "broken"], open_one)
+    assert raised.value.code == grpc.StatusCode.UNAVAILABLE
+
+
+def test_dir_bytes_counts_files_below_and_nothing_for_a_missing_folder(tmp_path: Path) -> None:
+    (tmp_path / "gen" / "sub").mkdir(parents=True)
+    (tmp_path / "gen" / "a").write_bytes(b"x" * 10)
+    (tmp_path / "gen" / "sub" / "b").write_bytes(b"y" * 5)
+    assert dir_bytes(tmp_path / "gen") == 15
+    assert dir_bytes(tmp_path / "deleted") == 0
+    assert dir_bytes(None) == 0

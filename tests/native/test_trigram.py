@@ -183,5 +183,5 @@ def test_search_releases_the_gil(tmp_path: Path) -> None:
     ).encode()
     d = tmp_path / "big"
     d.mkdir()
-    index = TrigramIndex.build(str(d), [(f"pkg/mod{i}.py", body) for i in range(1000)])
+    index = TrigramIndex.build(str(d), [(f"pkg/mod{i}.py", body) for i in range(3000)])
     assert_releases_gil(lambda: index.search(r"\w+", True, False, 10))

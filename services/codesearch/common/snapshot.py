@@ -16,8 +16,15 @@ import contextlib
 import os
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
+
+import grpc
+
+from codesearch.common.errors import ServiceError
+
+T = TypeVar("T")
 
 CURRENT = "CURRENT"
 GEN_PREFIX = "gen-"
@@ -140,6 +147,30 @@ def list_repositories(service_dir: Path) -> list[str]:
     if not service_dir.is_dir():
         return []
     return sorted(p.name for p in service_dir.iterdir() if (p / CURRENT).is_file())
+
+
+def dir_bytes(path: Path | None) -> int:
+    """Bytes on disk under a generation's folder; a file removed mid-walk (the generation was pruned or its
+    repository deleted) counts as nothing rather than failing a stats call."""
+    total = 0
+    for f in path.rglob("*") if path else ():
+        with contextlib.suppress(FileNotFoundError):
+            if f.is_file():
+                total += f.stat().st_size
+    return total
+
+
+def open_listed(names: list[str], open_one: Callable[[str], T]) -> list[T]:
+    """Opens each repository of a listing taken a moment ago, skipping one deleted since (a DeleteRepository,
+    the sweep of orphans at start): a request for every repository does not fail because one went away."""
+    opened = []
+    for name in names:
+        try:
+            opened.append(open_one(name))
+        except ServiceError as e:
+            if e.code != grpc.StatusCode.NOT_FOUND:
+                raise
+    return opened
 
 
 def atomic_write_text(path: Path, text: str) -> None:

@@ -14,7 +14,7 @@ from codesearch.common.errors import check_limit, check_query, check_repo_name, 
 from codesearch.common.filters import OVERSAMPLE, file_filter
 from codesearch.common.grpc_util import rpc
 from codesearch.common.index_update import IndexBatch, WriteLocks, apply_update_stream, update_result
-from codesearch.common.snapshot import SnapshotDir, list_repositories
+from codesearch.common.snapshot import SnapshotDir, dir_bytes, list_repositories, open_listed
 from codesearch.config import MAX_QUERY_CHARS, Settings
 from codesearch.graph.query import GraphReader, kind_name
 from codesearch.graph.store import (
@@ -76,15 +76,15 @@ class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
             return reader
 
     def readers(self, repositories: list[str]) -> list[GraphReader]:
-        names = list(repositories) or list_repositories(self.root)
-        out = []
-        for name in names:
-            check_repo_name(name)
-            r = self.reader(name)
-            if r is None:
-                raise not_found(f"repository {name!r} has no graph index")
-            out.append(r)
-        return out
+        if repositories:
+            return [self._named_reader(check_repo_name(name)) for name in repositories]
+        return open_listed(list_repositories(self.root), self._named_reader)
+
+    def _named_reader(self, name: str) -> GraphReader:
+        r = self.reader(name)
+        if r is None:
+            raise not_found(f"repository {name!r} has no graph index")
+        return r
 
     def apply_batch(self, batch: IndexBatch) -> tuple[UpdateStats, int]:
         """Builds and commits the next generation (blocking; run in a thread)."""
@@ -286,14 +286,12 @@ class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
             out = []
             for r in readers:
                 files, defs, edges, errors, version = r.stats()
-                current = self._snapshot(r.repository).current()
-                disk = sum(p.stat().st_size for p in current.iterdir()) if current else 0
                 out.append(
                     common_pb2.LegIndexStats(
                         repository=r.repository,
                         files=files,
                         items=defs,
-                        disk_bytes=disk,
+                        disk_bytes=dir_bytes(self._snapshot(r.repository).current()),
                         index_version=version,
                         detail=f"{edges} edges, {errors} files with parse errors",
                     )

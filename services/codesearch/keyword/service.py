@@ -22,12 +22,12 @@ from codesearch.common.errors import (
 )
 from codesearch.common.grpc_util import rpc, rpc_stream
 from codesearch.common.index_update import IndexBatch, WriteLocks, apply_update_stream, update_result
-from codesearch.common.snapshot import SnapshotDir, list_repositories
+from codesearch.common.snapshot import SnapshotDir, dir_bytes, list_repositories, open_listed
 from codesearch.common.text import words
 from codesearch.config import MAX_QUERY_CHARS, Settings
 from codesearch.keyword import snippet
 from codesearch.keyword.bm25 import Bm25Hit
-from codesearch.keyword.store import KeywordSnapshot, apply_batch, dir_bytes, open_snapshot
+from codesearch.keyword.store import KeywordSnapshot, apply_batch, open_snapshot
 from codesearch.keyword.stream_grep import check_request, range_finder, stream_grep
 from codesearch.v1 import common_pb2, keyword_pb2, keyword_pb2_grpc
 
@@ -70,8 +70,9 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
         return cached
 
     def _selected(self, repositories: list[str]) -> list[tuple[str, KeywordSnapshot]]:
-        names = list(repositories) or list_repositories(self.root)
-        return [(r, self.snapshot(r)) for r in names]
+        if repositories:
+            return [(r, self.snapshot(r)) for r in repositories]
+        return open_listed(list_repositories(self.root), lambda r: (r, self.snapshot(r)))
 
     # --- writes ----------------------------------------------------------------------------------------------
     @rpc

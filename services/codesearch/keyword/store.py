@@ -99,7 +99,3 @@ def apply_batch(snapdir: SnapshotDir, batch: IndexBatch) -> tuple[Path, int, int
         )
         (building / FILES_TABLE).write_text(json.dumps(dict(sorted(files.items()))))
         return snapdir.commit(building), len(files), chunks
-
-
-def dir_bytes(path: Path) -> int:
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())

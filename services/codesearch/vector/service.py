@@ -24,7 +24,7 @@ from codesearch.common.filters import OVERSAMPLE, file_filter
 from codesearch.common.grpc_util import rpc
 from codesearch.common.index_update import IndexBatch, WriteLocks, apply_update_stream, update_result
 from codesearch.common.lifecycle import on_shutdown
-from codesearch.common.snapshot import list_repositories
+from codesearch.common.snapshot import list_repositories, open_listed
 from codesearch.config import Settings
 from codesearch.v1 import vector_pb2, vector_pb2_grpc
 from codesearch.vector import messages
@@ -105,7 +105,7 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
 
     def _select(self, names: list[str]) -> list[RepoIndex]:
         if not names:
-            return [self.repo(n) for n in self.known_repositories()]
+            return open_listed(self.known_repositories(), self.repo)
         return [self.repo(check_repo_name(n)) for n in dict.fromkeys(names)]
 
     # ----- background embedding -----

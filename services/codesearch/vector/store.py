@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from codesearch.common.index_update import IndexBatch
-from codesearch.common.snapshot import SnapshotDir
+from codesearch.common.snapshot import SnapshotDir, dir_bytes
 from codesearch.vector.chunk_table import (
     ChunkMeta,
     read_doc_texts,
@@ -242,10 +242,7 @@ class RepoIndex:
             return {name: t.memory_bytes() for name, t in self.tiers.items()}
 
     def disk_bytes(self) -> int:
-        gen = self.gen
-        if gen is None:
-            return 0
-        return sum(p.stat().st_size for p in gen.iterdir() if p.is_file())
+        return dir_bytes(self.gen)
 
     def delete(self) -> bool:
         with self.update_lock, self.lock:
