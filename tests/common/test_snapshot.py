@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
@@ -99,3 +101,22 @@ def test_dir_bytes_counts_files_below_and_nothing_for_a_missing_folder(tmp_path:
     assert dir_bytes(tmp_path / "gen") == 15
     assert dir_bytes(tmp_path / "deleted") == 0
     assert dir_bytes(None) == 0
+
+
+def test_dir_bytes_of_a_folder_removed_while_it_is_walked_is_what_was_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gen = tmp_path / "gen"
+    for sub in ("a", "b"):
+        (gen / sub).mkdir(parents=True)
+        (gen / sub / "data").write_bytes(b"x" * 7)
+    real_walk = os.walk
+
+    def walk_then_delete(top: Path) -> Iterator[tuple[str, list[str], list[str]]]:
+        for i, entry in enumerate(real_walk(top)):
+            yield entry
+            if i == 0:  # the generation is pruned after its top folder was listed
+                shutil.rmtree(gen)
+
+    monkeypatch.setattr(snapshot.os, "walk", walk_then_delete)
+    assert dir_bytes(gen) == 0

@@ -150,13 +150,14 @@ def list_repositories(service_dir: Path) -> list[str]:
 
 
 def dir_bytes(path: Path | None) -> int:
-    """Bytes on disk under a generation's folder; a file removed mid-walk (the generation was pruned or its
-    repository deleted) counts as nothing rather than failing a stats call."""
+    """Bytes on disk under a generation's folder; a file or folder removed mid-walk (the generation was pruned or
+    its repository deleted) counts as nothing rather than failing a stats call (os.walk skips a folder it cannot
+    list, where Path.rglob raises)."""
     total = 0
-    for f in path.rglob("*") if path else ():
-        with contextlib.suppress(FileNotFoundError):
-            if f.is_file():
-                total += f.stat().st_size
+    for folder, _subfolders, files in os.walk(path) if path else ():
+        for name in files:
+            with contextlib.suppress(FileNotFoundError):
+                total += os.stat(os.path.join(folder, name)).st_size
     return total
 
 
