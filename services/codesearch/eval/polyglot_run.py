@@ -241,7 +241,9 @@ def dump_legs(
         if with_vector:
             # The vector list routed `auto` fuses (offline replays of the ranking read it), asked by the
             # orchestrator's own request (a boosted static query, LEG_DEPTH hits).
-            vec = vector.VectorSearch(vector_request(q.text, Scope(repos, [], "", False)), timeout=t)
+            vec = vector.VectorSearch(
+                vector_request(q.text, Scope.of(search_pb2.SearchRequest(), repos)), timeout=t
+            )
             legs["vector"] = _dicts(vec.hits)
         for name in asked_names(q.text):
             defs = graph.FindDefinitions(
