@@ -123,7 +123,7 @@ def test_sentence_model_keeps_names_on_the_shipped_model_and_caps_sentences() ->
         margin = rng.random()
         x = [margin] + [rng.random() for _ in range(n - 1)]
         train.append(_answer(x, rng.random() < margin, sentence=True, group=f"r{i % 4}"))
-    name = _answer([1.0, 1.0, 1.0, 0.0, 0.0, 1 / 12][:n], True, sentence=False)
+    name = _answer([1.0, 1.0, 1.0, 0.0, 0.0, 1 / 12, 0.0][:n], True, sentence=False)
     model = sentence_model(list(range(n)), cap=0.9)(train)
     shipped = 1 / (1 + math.exp(-logit(CONF_BIAS, CONF_WEIGHTS, name.x, list(range(n)))))
     assert model(name) == pytest.approx(shipped)
@@ -148,14 +148,20 @@ def test_write_model_replaces_the_shipped_numbers(tmp_path: Path) -> None:
     target = tmp_path / "confidence.py"
     target.write_text(Path(confidence.__file__).read_text(encoding="utf-8"), encoding="utf-8")
     weights = [0.5 + i for i in range(len(FEATURES))]
-    write_model(str(target), -1.25, weights)
+    write_model(str(target), -1.25, weights, 0.91)
     namespace: dict[str, object] = {}
     exec(compile(target.read_text(encoding="utf-8"), str(target), "exec"), namespace)
-    assert namespace["CONF_BIAS"] == -1.25
-    assert namespace["CONF_WEIGHTS"] == tuple(weights)
+    assert namespace["SENTENCE_BIAS"] == -1.25
+    assert namespace["SENTENCE_WEIGHTS"] == tuple(weights)
+    assert namespace["SENTENCE_CAP"] == 0.91
+    assert (
+        namespace["CONF_BIAS"] == CONF_BIAS and namespace["CONF_WEIGHTS"] == CONF_WEIGHTS
+    )  # names untouched
     assert namespace["FEATURES"] == FEATURES
     other = tmp_path / "other.py"
     other.write_text("BIAS = 1.0\n", encoding="utf-8")
     with pytest.raises(SystemExit, match="not found"):
-        write_model(str(other), 0.0, weights)  # a file without the model's lines is refused, not half-written
+        write_model(
+            str(other), 0.0, weights, 0.9
+        )  # a file without the model's lines is refused, not half-written
     assert other.read_text(encoding="utf-8") == "BIAS = 1.0\n"

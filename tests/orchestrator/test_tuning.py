@@ -15,7 +15,14 @@ ONCE_LISTED = {
     diversity: ("PER_FILE_DECAY", "MAX_PER_FILE"),
     topk: ("RATIO_TO_TOP", "MAX_DROP", "MIN_RESULTS", "ABSOLUTE_FLOOR", "DEFAULT_RESULTS"),
     # The refit model (notes/15.md) keeps its weights as one tuple beside FEATURES.
-    confidence: ("CONF_BIAS", "CONF_WEIGHTS", "FEATURES"),
+    confidence: (
+        "CONF_BIAS",
+        "CONF_WEIGHTS",
+        "FEATURES",
+        "SENTENCE_BIAS",
+        "SENTENCE_WEIGHTS",
+        "SENTENCE_CAP",
+    ),
     signals: ("SHIPPED", "SIGNAL_INTENTS", "TEST_FILE"),
 }
 

@@ -146,6 +146,7 @@ class SearchPipeline:
             direct=plan.strategy == search_pb2.STRATEGY_DIRECT,
             legs_answered=frozenset(_answered(answer.reports)),
             query=request.query,
+            sentence=plan.route.intent != search_pb2.INTENT_FIND_DEFINITION,
         )
         for name, ms in stage_ms.items():
             resp.stage_ms[name] = ms

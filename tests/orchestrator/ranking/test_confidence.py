@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from codesearch.orchestrator.ranking import confidence
 from codesearch.orchestrator.ranking.fusion import fuse
 from codesearch.v1 import common_pb2
@@ -31,11 +33,38 @@ def test_vector_agreement_and_query_length_are_features() -> None:
     many = " ".join(f"word{i}" for i in range(40))
     assert confidence.features(agreeing, many)[i_len] == 1.0  # capped
 
-    def conf(fused, query: str) -> float:
-        return confidence.confidence(fused, 0.4, 0.3, ranked_by_signals=True, query=query)
+    for sentence in (True, False):
+        conf = partial(
+            confidence.confidence, intent_confidence=0.4, keyword_coverage=0.3, ranked_by_signals=True
+        )
+        # The vector leg agreeing raises confidence; a long description lowers it (weights' signs, as fitted).
+        how = "how routing works"
+        assert conf(agreeing, query=how, sentence=sentence) > conf(elsewhere, query=how, sentence=sentence)
+        assert conf(agreeing, query=how, sentence=sentence) > conf(agreeing, query=many, sentence=sentence)
+        assert 0.0 < conf(elsewhere, query=many, sentence=sentence) < 1.0
+    assert len(confidence.CONF_WEIGHTS) == len(confidence.SENTENCE_WEIGHTS) == len(confidence.FEATURES)
 
-    # The vector leg agreeing raises confidence; a long description lowers it (weights' signs, as fitted).
-    assert conf(agreeing, "how routing works") > conf(elsewhere, "how routing works")
-    assert conf(agreeing, "how routing works") > conf(agreeing, many)
-    assert 0.0 < conf(elsewhere, many) < 1.0
-    assert len(confidence.CONF_WEIGHTS) == len(confidence.FEATURES)
+
+def test_vector_rank_reads_the_vector_legs_best_rank_in_the_top_file() -> None:
+    vector = [hit("other.go", 1), hit("util.go", 1), hit("router.go", 40), hit("router.go", 80)]
+    fused = fuse([(common_pb2.LEG_KEYWORD, 1.0, KEYWORD), (common_pb2.LEG_VECTOR, 0.2, vector)], 40)
+    assert fused[0].hit.location.path == "router.go"
+    i_rank = confidence.FEATURES.index("vector_rank")
+    assert confidence.features(fused, "how routing works")[i_rank] == 1 / 3  # rank 2, its best chunk there
+    alone = fuse([(common_pb2.LEG_KEYWORD, 1.0, KEYWORD)], 40)
+    assert confidence.features(alone, "how routing works")[i_rank] == 0.0
+
+
+def test_meaning_answers_are_capped_and_names_are_not() -> None:
+    """A sentence answer's probability stays under SENTENCE_CAP however clear it looks; a name's does not."""
+    clear = fuse(
+        [
+            (common_pb2.LEG_KEYWORD, 1.0, [hit("router.go", 1)] * 1),
+            (common_pb2.LEG_VECTOR, 1.0, [hit("router.go", 1)]),
+        ],
+        40,
+    )
+    top = confidence.confidence(clear, 1.0, 1.0, ranked_by_signals=True, query="Router", sentence=True)
+    assert 0.5 < top <= confidence.SENTENCE_CAP
+    name = confidence.confidence(clear, 1.0, 1.0, ranked_by_signals=True, query="Router", sentence=False)
+    assert name > confidence.SENTENCE_CAP

@@ -8,16 +8,26 @@ from codesearch.orchestrator.query_terms import content_words
 from codesearch.orchestrator.ranking.fusion import FusedHit
 from codesearch.v1 import common_pb2
 
-# The model for answers ranked by ranking/signals.py (meaning questions and names): "the top hit is right" (hit@1),
-# refit with eval/confidence_fit.py (sklearn LogisticRegression, C=1) on the polyglot FIT repositories and the
-# stdlib sets' tune halves (their signal-ranked answers), over the offline ranking of the legs with the static
-# vector tier (notes/15.md). Features chosen by forward selection on 5-fold cross-validation over that training
-# set (the router's confidence, keyword coverage, a bare name, the keyword leg's top file, path-word boosts and
-# the vector leg's own score added under 0.003 each; CV 0.885). Held-out repositories, same answers, offline:
-# AUROC 0.820 (the four features before, refit on the same answers: 0.777); online notes/15.md.
+# Answers ranked by ranking/signals.py get one of two logistic models over FEATURES, "the top hit is right" (hit@1),
+# both refit with eval/confidence_fit.py (sklearn LogisticRegression, C=1) over the offline ranking of the legs
+# with the static vector tier (notes/15.md).
+# Names (INTENT_FIND_DEFINITION): fitted on the polyglot FIT repositories and the stdlib sets' tune halves, features
+# chosen by forward selection on 5-fold cross-validation (CV 0.885); nearly always right (1 wrong of 34 fit
+# answers), so it is kept as fitted. vector_rank came after it: weight 0.
 CONF_BIAS = -0.433
 # One per FEATURES entry, in order.
-CONF_WEIGHTS: tuple[float, ...] = (2.237, 1.601, 1.027, 1.647, 0.954, -2.936)
+CONF_WEIGHTS: tuple[float, ...] = (2.237, 1.601, 1.027, 1.647, 0.954, -2.936, 0.0)
+# Meaning questions: refit on the same sets' meaning answers at the vector weight 0.35 (router.INTENT_WEIGHTS),
+# features by backward elimination on cross-validation leaving one FIT repository out (confidence_fit.py
+# SENTENCE_DROPS): vector_rank in place of vector_agrees (0.857 -> 0.870; with both 0.868), then margin_to_fifth
+# out (0.878; dropping any other then lost 0.001-0.022). Held-out repositories, the whole set as the server
+# answers it, offline: AUROC 0.810 (the names' model for every answer, as before) -> 0.827; stdlib dev 0.942 ->
+# 0.957, paraphrases 0.497 -> 0.559. Weight 0: left out.
+SENTENCE_BIAS = -0.271
+SENTENCE_WEIGHTS: tuple[float, ...] = (3.448, 2.416, 4.189, 0.000, 0.000, -4.130, 1.385)
+# A meaning answer's top file may be right where a stdlib label wants one function: uncapped, wrong concept answers
+# rose above right exact-leg ones (dev 0.957 -> 0.937); the largest cap keeping the dev tune half >= 0.94.
+SENTENCE_CAP = 0.93
 FEATURES = (
     "margin",  # relative margin between the first two scores: a clear winner is usually right
     "defines",  # the top hit defines the name the query asks about (signals.py)
@@ -25,6 +35,7 @@ FEATURES = (
     "margin_to_fifth",  # the top score's lead over the fifth: a flat head means several plausible answers
     "vector_agrees",  # the vector leg put a chunk of the top hit's file in its first VECTOR_HEAD: meaning agrees
     "query_length",  # the query's content words / QUERY_LENGTH_CAP: a long description is harder to place
+    "vector_rank",  # 1 / (1 + the vector leg's best rank of a chunk of the top hit's file); 0 when it has none
 )
 VECTOR_HEAD = 5  # the vector leg's first hits that count as agreeing (5 and 3 gave the same CV AUROC)
 QUERY_LENGTH_CAP = 12  # content words beyond this add no doubt (stdlib paraphrases reach 16)
@@ -53,16 +64,16 @@ def features(fused: list[FusedHit], query: str = "") -> list[float]:
     head = fused[:FILE_SHARE_DEPTH]
     top_file = (fused[0].hit.location.repository, fused[0].hit.location.path)
     in_top_file = [f for f in fused if (f.hit.location.repository, f.hit.location.path) == top_file]
-    vector_agrees = any(
-        s.leg == common_pb2.LEG_VECTOR and s.rank < VECTOR_HEAD for f in in_top_file for s in f.leg_scores
-    )
+    vector_ranks = [s.rank for f in in_top_file for s in f.leg_scores if s.leg == common_pb2.LEG_VECTOR]
+    vector_best = min(vector_ranks) if vector_ranks else None
     return [
         (top - second) / top if top > 0 else 0.0,
         float(any(b.name == "defines_query_name" for b in fused[0].boosts)),
         sum(1 for f in head if (f.hit.location.repository, f.hit.location.path) == top_file) / len(head),
         (top - fifth) / top if top > 0 else 0.0,
-        float(vector_agrees),
+        float(vector_best is not None and vector_best < VECTOR_HEAD),
         min(len(content_words(query)), QUERY_LENGTH_CAP) / QUERY_LENGTH_CAP,
+        0.0 if vector_best is None else 1 / (1 + vector_best),
     ]
 
 
@@ -74,13 +85,18 @@ def confidence(
     direct: bool = False,
     legs_answered: frozenset[int] = frozenset(),
     query: str = "",
+    sentence: bool = True,
 ) -> float:
     """Probability that the top hit is right, from signals of the answer itself (never from how many hits):
-    the refit model for answers ranked by ranking/signals.py, the exact-leg model for the others."""
+    for answers ranked by ranking/signals.py the sentence model (a meaning question) or the names' model, the
+    exact-leg model for the others."""
     if not fused:
         return 0.0
     if ranked_by_signals:
         x = features(fused, query)
+        if sentence:
+            z = SENTENCE_BIAS + sum(w * v for w, v in zip(SENTENCE_WEIGHTS, x, strict=True))
+            return SENTENCE_CAP / (1 + math.exp(-z))
         z = CONF_BIAS + sum(w * v for w, v in zip(CONF_WEIGHTS, x, strict=True))
     else:
         z = _exact_logit(fused, intent_confidence, keyword_coverage, direct, legs_answered)
