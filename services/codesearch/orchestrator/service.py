@@ -133,6 +133,11 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
         self, request: search_pb2.DeleteRepositoryRequest, context: grpc.aio.ServicerContext
     ) -> search_pb2.DeleteRepositoryResponse:
         name = check_repo_name(request.name)
+        self.watchers.stop(name)
+        # Unlisted first: a search over every repository stops asking for it before its legs' data goes, instead
+        # of finding it half-deleted and answering degraded. A leg whose delete fails leaves an orphan, which the
+        # sweep at the next start removes (orphans.py), as does a retried delete.
+        existed = self.registry.remove(name)
         calls = []
         if self.legs.keyword is not None:
             calls.append(
@@ -150,10 +155,8 @@ class SearchServicer(search_pb2_grpc.SearchServiceServicer):
                     vector_pb2.DeleteVectorRepositoryRequest(repository=name)
                 )
             )
-        self.watchers.stop(name)
         results = await asyncio.gather(*calls, return_exceptions=True)
         errors = [r for r in results if isinstance(r, BaseException)]
-        existed = self.registry.remove(name)
         if errors:
             e = errors[0]
             if isinstance(e, grpc.aio.AioRpcError):  # the leg's own status, not UNKNOWN with a traceback
