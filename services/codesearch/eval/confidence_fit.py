@@ -38,15 +38,8 @@ from codesearch.eval.offline import QueryLegs, Variant, keyword_hits, load_legs,
 from codesearch.eval.polyglot import HELD_OUT_REPOS, load_set, score_query
 from codesearch.eval.runfile import load_queries, select_half
 from codesearch.orchestrator.ranking import adaptive, signals
-from codesearch.orchestrator.ranking.confidence import (
-    CONF_BIAS,
-    CONF_WEIGHTS,
-    FEATURES,
-    SENTENCE_BIAS,
-    SENTENCE_CAP,
-    SENTENCE_WEIGHTS,
-    features,
-)
+from codesearch.orchestrator.ranking import confidence as server_confidence
+from codesearch.orchestrator.ranking.confidence import FEATURES, features
 from codesearch.orchestrator.ranking.fusion import FusedHit
 from codesearch.orchestrator.router import classify
 from codesearch.v1 import common_pb2, search_pb2
@@ -324,8 +317,10 @@ def shipped_model(a: Answer) -> float:
     """The server's confidence for a signal-ranked answer (ranking/confidence.py)."""
     everything = range(len(FEATURES))
     if a.sentence:
-        return SENTENCE_CAP * _sigmoid(logit(SENTENCE_BIAS, SENTENCE_WEIGHTS, a.x, everything))
-    return _sigmoid(logit(CONF_BIAS, CONF_WEIGHTS, a.x, everything))
+        return server_confidence.SENTENCE_CAP * _sigmoid(
+            logit(server_confidence.SENTENCE_BIAS, server_confidence.SENTENCE_WEIGHTS, a.x, everything)
+        )
+    return _sigmoid(logit(server_confidence.CONF_BIAS, server_confidence.CONF_WEIGHTS, a.x, everything))
 
 
 def write_model(path: str, bias: float, weights: Sequence[float], cap: float) -> None:
