@@ -154,14 +154,12 @@ def test_write_model_replaces_the_shipped_numbers(tmp_path: Path) -> None:
     assert namespace["SENTENCE_BIAS"] == -1.25
     assert namespace["SENTENCE_WEIGHTS"] == tuple(weights)
     assert namespace["SENTENCE_CAP"] == 0.91
-    assert (
-        namespace["CONF_BIAS"] == CONF_BIAS and namespace["CONF_WEIGHTS"] == CONF_WEIGHTS
-    )  # names untouched
+    # The names' model is left as it is.
+    assert namespace["CONF_BIAS"] == CONF_BIAS and namespace["CONF_WEIGHTS"] == CONF_WEIGHTS
     assert namespace["FEATURES"] == FEATURES
     other = tmp_path / "other.py"
     other.write_text("BIAS = 1.0\n", encoding="utf-8")
     with pytest.raises(SystemExit, match="not found"):
-        write_model(
-            str(other), 0.0, weights, 0.9
-        )  # a file without the model's lines is refused, not half-written
+        # A file without the model's lines is refused, not half-written.
+        write_model(str(other), 0.0, weights, 0.9)
     assert other.read_text(encoding="utf-8") == "BIAS = 1.0\n"

@@ -38,11 +38,10 @@ from codesearch.eval.offline import QueryLegs, Variant, keyword_hits, load_legs,
 from codesearch.eval.polyglot import HELD_OUT_REPOS, load_set, score_query
 from codesearch.eval.runfile import load_queries, select_half
 from codesearch.orchestrator.ranking import adaptive, signals
-from codesearch.orchestrator.ranking import confidence as server_confidence
-from codesearch.orchestrator.ranking.confidence import FEATURES, features
+from codesearch.orchestrator.ranking.confidence import FEATURES, features, is_sentence, signal_confidence
 from codesearch.orchestrator.ranking.fusion import FusedHit
 from codesearch.orchestrator.router import classify
-from codesearch.v1 import common_pb2, search_pb2
+from codesearch.v1 import common_pb2
 
 ROUTED = Variant("routed", routed=True, k=40.0)
 # sklearn's default, on standardised features; 0.1 / 0.3 / 3 gave grouped-CV AUROC within 0.005 of it
@@ -158,7 +157,7 @@ def row(q: QueryLegs) -> tuple[list[float], list[dict[str, Any]], bool] | None:
         }
         for f in ranked[:10]
     ]
-    return x, results, route.intent != search_pb2.INTENT_FIND_DEFINITION
+    return x, results, is_sentence(route.intent)
 
 
 def _run(path: str | None, key: str) -> dict[str, dict[str, Any]]:
@@ -315,12 +314,7 @@ def choose_cap(
 
 def shipped_model(a: Answer) -> float:
     """The server's confidence for a signal-ranked answer (ranking/confidence.py)."""
-    everything = range(len(FEATURES))
-    if a.sentence:
-        return server_confidence.SENTENCE_CAP * _sigmoid(
-            logit(server_confidence.SENTENCE_BIAS, server_confidence.SENTENCE_WEIGHTS, a.x, everything)
-        )
-    return _sigmoid(logit(server_confidence.CONF_BIAS, server_confidence.CONF_WEIGHTS, a.x, everything))
+    return signal_confidence(a.x[: len(FEATURES)], a.sentence)
 
 
 def write_model(path: str, bias: float, weights: Sequence[float], cap: float) -> None:

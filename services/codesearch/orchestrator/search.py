@@ -30,7 +30,7 @@ from codesearch.orchestrator.fanout import FanOut, leg_budget, leg_name
 from codesearch.orchestrator.legs import LegClients
 from codesearch.orchestrator.plan import Plan, Scope, plan_search
 from codesearch.orchestrator.ranking import adaptive, boosts, diversity, penalties, signals, topk
-from codesearch.orchestrator.ranking.confidence import confidence
+from codesearch.orchestrator.ranking.confidence import confidence, is_sentence
 from codesearch.orchestrator.ranking.fusion import FusedHit, fuse, rrf_k
 from codesearch.orchestrator.registry import Registry
 from codesearch.orchestrator.rerank_stage import rerank_stage
@@ -146,7 +146,7 @@ class SearchPipeline:
             direct=plan.strategy == search_pb2.STRATEGY_DIRECT,
             legs_answered=frozenset(_answered(answer.reports)),
             query=request.query,
-            sentence=plan.route.intent != search_pb2.INTENT_FIND_DEFINITION,
+            sentence=is_sentence(plan.route.intent),
         )
         for name, ms in stage_ms.items():
             resp.stage_ms[name] = ms

@@ -59,7 +59,7 @@ def test_meaning_answers_are_capped_and_names_are_not() -> None:
     """A sentence answer's probability stays under SENTENCE_CAP however clear it looks; a name's does not."""
     clear = fuse(
         [
-            (common_pb2.LEG_KEYWORD, 1.0, [hit("router.go", 1)] * 1),
+            (common_pb2.LEG_KEYWORD, 1.0, [hit("router.go", 1)]),
             (common_pb2.LEG_VECTOR, 1.0, [hit("router.go", 1)]),
         ],
         40,

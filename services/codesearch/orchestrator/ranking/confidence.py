@@ -6,7 +6,7 @@ import math
 
 from codesearch.orchestrator.query_terms import content_words
 from codesearch.orchestrator.ranking.fusion import FusedHit
-from codesearch.v1 import common_pb2
+from codesearch.v1 import common_pb2, search_pb2
 
 # Answers ranked by ranking/signals.py get one of two logistic models over FEATURES, "the top hit is right" (hit@1),
 # both refit with eval/confidence_fit.py (sklearn LogisticRegression, C=1) over the offline ranking of the legs
@@ -93,13 +93,25 @@ def confidence(
     if not fused:
         return 0.0
     if ranked_by_signals:
-        x = features(fused, query)
-        if sentence:
-            z = SENTENCE_BIAS + sum(w * v for w, v in zip(SENTENCE_WEIGHTS, x, strict=True))
-            return SENTENCE_CAP / (1 + math.exp(-z))
-        z = CONF_BIAS + sum(w * v for w, v in zip(CONF_WEIGHTS, x, strict=True))
-    else:
-        z = _exact_logit(fused, intent_confidence, keyword_coverage, direct, legs_answered)
+        return signal_confidence(features(fused, query), sentence)
+    return _sigmoid(_exact_logit(fused, intent_confidence, keyword_coverage, direct, legs_answered))
+
+
+def is_sentence(intent: int) -> bool:
+    """A meaning question gets the sentence model; a name (INTENT_FIND_DEFINITION) the names' model."""
+    return intent != search_pb2.INTENT_FIND_DEFINITION
+
+
+def signal_confidence(x: list[float], sentence: bool) -> float:
+    """The confidence of a signal-ranked answer from its FEATURES (the refit tool scores the shipped model so)."""
+    if sentence:
+        return SENTENCE_CAP * _sigmoid(
+            SENTENCE_BIAS + sum(w * v for w, v in zip(SENTENCE_WEIGHTS, x, strict=True))
+        )
+    return _sigmoid(CONF_BIAS + sum(w * v for w, v in zip(CONF_WEIGHTS, x, strict=True)))
+
+
+def _sigmoid(z: float) -> float:
     return 1 / (1 + math.exp(-z))
 
 
