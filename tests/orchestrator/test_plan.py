@@ -100,12 +100,13 @@ def test_forced_modes_naive_baseline_and_missing_services() -> None:
         plan_for("anything", mode=99)  # type: ignore[arg-type]
 
 
-def test_every_mode_boosts_and_only_semantic_mode_asks_for_the_semantic_mode_static_model() -> None:
+def test_every_mode_boosts_and_only_semantic_mode_asks_for_its_model_and_late_interaction() -> None:
     [semantic] = plan_for("how are retries done", mode=search_pb2.SEARCH_MODE_SEMANTIC).legs
     assert isinstance(semantic.request, vector_pb2.VectorSearchRequest)
     assert not semantic.request.plain_static_query
-    assert semantic.request.semantic_static_model
+    assert semantic.request.semantic_static_model and semantic.request.late_interaction
     for mode in (search_pb2.SEARCH_MODE_NAIVE_HYBRID, search_pb2.SEARCH_MODE_AUTO):
         legs = plan_for("how are retries done", mode=mode).legs
         vector = [p.request for p in legs if p.leg == common_pb2.LEG_VECTOR]
-        assert [(r.plain_static_query, r.semantic_static_model) for r in vector] == [(False, False)]
+        flags = [(r.plain_static_query, r.semantic_static_model, r.late_interaction) for r in vector]
+        assert flags == [(False, False, False)]

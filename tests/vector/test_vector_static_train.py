@@ -19,7 +19,6 @@ from codesearch.vector.static_train import (
     save_model,
     split_off,
     teacher_pairs,
-    token_ids,
     train_table,
 )
 
@@ -90,7 +89,7 @@ def test_pairs_from_an_index_and_a_saved_model_loads(tmp_path: Path) -> None:
     )
     with pytest.raises(ValueError, match="no 'other' vectors"):
         teacher_pairs(tmp_path / "vector", ["demo"], cache, "other")
-    ids = token_ids(encoder, pairs.texts)
+    ids = encoder.token_ids(pairs.texts)
     assert all(len(i) and encoder.keep[i].all() for i in ids)
     save_model(encoder, encoder.vectors * 2.0, tmp_path / "trained")
     loaded = StaticEncoder(str(tmp_path / "trained"))

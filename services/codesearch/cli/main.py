@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 
 from codesearch.cli.client import CliError, fail
-from codesearch.config import client_address
+from codesearch.config import ConfigError, client_address
 
 # name -> (module, add_arguments attribute, run attribute, help)
 COMMANDS: dict[str, tuple[str, str, str, str]] = {
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return runners[args.command](args)
-    except CliError as e:
+    except (CliError, ConfigError) as e:
         return fail(str(e))
     except KeyboardInterrupt:
         return fail("interrupted")

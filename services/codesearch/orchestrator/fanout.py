@@ -202,6 +202,7 @@ def _vector_hits(resp: vector_pb2.VectorSearchResponse, _leg: int) -> list[commo
         details.append(
             f"tier {resp.tier}, model {resp.model}"
             + (f", {BOOSTED_QUERY} by {resp.query_encoder}" if resp.query_boosted else "")
+            + (f", re-scored by {resp.rescored_by}" if resp.rescored_by else "")
             + (" (a better tier is filling in)" if resp.upgrading else "")
         )
     if resp.upgrading and (upgrading := LEG_UPGRADING.get()) is not None:

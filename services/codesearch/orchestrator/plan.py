@@ -231,7 +231,8 @@ def vector_request(query: str, scope: Scope, semantic_mode: bool = False) -> vec
     the `+stdlib` static model the boost in `auto` moved the 10 fit polyglot repositories 0.882 -> 0.879 nDCG@10
     and the paraphrase set 0.240 -> 0.247 (held-out: 0.855 -> 0.858, architecture 0.814 -> 0.829; README "Vector
     tiers"): within 0.003 of the plain query on the fit half, better on paraphrases, and the tier upgrade then no
-    longer changes which encoder reads the query."""
+    longer changes which encoder reads the query. `semantic_mode` also asks for token late interaction
+    (vector/late_interaction.py): it lifted `semantic` there and lost routed `auto` on held-out repositories."""
     return vector_pb2.VectorSearchRequest(
         repositories=scope.repositories,
         text=query,
@@ -239,6 +240,7 @@ def vector_request(query: str, scope: Scope, semantic_mode: bool = False) -> vec
         languages=scope.languages,
         path_glob=scope.path_glob,
         semantic_static_model=semantic_mode,
+        late_interaction=semantic_mode,
     )
 
 

@@ -30,7 +30,8 @@ MERGED_NAMES = (
     "tier",
     "model",
     "query_encoder",
-)  # the vector leg's tier, model and query encoder: each distinct shard's value, joined by "+"
+    "rescored_by",
+)  # the vector leg's tier, model, query encoder and re-scoring: each distinct shard's value, joined by "+"
 
 
 def rendezvous_shard(repository: str, shards: list[str]) -> int:

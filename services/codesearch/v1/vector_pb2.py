@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from codesearch.v1 import common_pb2 as codesearch_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x63odesearch/v1/vector.proto\x12\rcodesearch.v1\x1a\x1a\x63odesearch/v1/common.proto\"F\n\x18UpdateVectorIndexRequest\x12*\n\x06update\x18\x01 \x01(\x0b\x32\x1a.codesearch.v1.IndexUpdate\"^\n\x19UpdateVectorIndexResponse\x12\x30\n\x06result\x18\x01 \x01(\x0b\x32 .codesearch.v1.IndexUpdateResult\x12\x0f\n\x07pending\x18\x02 \x01(\x03\"\xb9\x01\n\x13VectorSearchRequest\x12\x14\n\x0crepositories\x18\x01 \x03(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x0e\n\x06vector\x18\x03 \x03(\x02\x12\r\n\x05limit\x18\x04 \x01(\x05\x12\x11\n\tlanguages\x18\x05 \x03(\t\x12\x11\n\tpath_glob\x18\x06 \x01(\t\x12\x1a\n\x12plain_static_query\x18\x07 \x01(\x08\x12\x1d\n\x15semantic_static_model\x18\x08 \x01(\x08\"\xc8\x01\n\x14VectorSearchResponse\x12 \n\x04hits\x18\x01 \x03(\x0b\x32\x12.codesearch.v1.Hit\x12\x0f\n\x07partial\x18\x02 \x01(\x08\x12\x10\n\x08\x65mbedded\x18\x03 \x01(\x03\x12\r\n\x05total\x18\x04 \x01(\x03\x12\x0c\n\x04tier\x18\x05 \x01(\t\x12\r\n\x05model\x18\x06 \x01(\t\x12\x11\n\tupgrading\x18\x07 \x01(\x08\x12\x15\n\rquery_encoder\x18\x08 \x01(\t\x12\x15\n\rquery_boosted\x18\t \x01(\x08\"=\n\x0c\x45mbedRequest\x12\r\n\x05texts\x18\x01 \x03(\t\x12\x10\n\x08is_query\x18\x02 \x01(\x08\x12\x0c\n\x04tier\x18\x03 \x01(\t\"\x1b\n\tEmbedding\x12\x0e\n\x06values\x18\x01 \x03(\x02\"L\n\rEmbedResponse\x12,\n\nembeddings\x18\x01 \x03(\x0b\x32\x18.codesearch.v1.Embedding\x12\r\n\x05model\x18\x02 \x01(\t\"-\n\x15GetVectorStatsRequest\x12\x14\n\x0crepositories\x18\x01 \x03(\t\"\xff\x01\n\x16GetVectorStatsResponse\x12\x32\n\x0crepositories\x18\x01 \x03(\x0b\x32\x1c.codesearch.v1.LegIndexStats\x12\r\n\x05model\x18\x02 \x01(\t\x12\x12\n\ndimensions\x18\x03 \x01(\x05\x12\x0f\n\x07\x62\x61\x63kend\x18\x04 \x01(\t\x12\x1a\n\x12unavailable_reason\x18\x05 \x01(\t\x12(\n\x05tiers\x18\x06 \x03(\x0b\x32\x19.codesearch.v1.VectorTier\x12\x37\n\x10repository_tiers\x18\x07 \x03(\x0b\x32\x1d.codesearch.v1.RepositoryTier\"j\n\nVectorTier\x12\x0c\n\x04tier\x18\x01 \x01(\t\x12\r\n\x05model\x18\x02 \x01(\t\x12\x12\n\ndimensions\x18\x03 \x01(\x05\x12\x0f\n\x07\x62\x61\x63kend\x18\x04 \x01(\t\x12\x1a\n\x12unavailable_reason\x18\x05 \x01(\t\"|\n\x0eRepositoryTier\x12\x12\n\nrepository\x18\x01 \x01(\t\x12\x0c\n\x04tier\x18\x02 \x01(\t\x12\x10\n\x08\x65mbedded\x18\x03 \x01(\x03\x12\r\n\x05total\x18\x04 \x01(\x03\x12\x14\n\x0cmemory_bytes\x18\x05 \x01(\x03\x12\x11\n\tanswering\x18\x06 \x01(\x08\"3\n\x1d\x44\x65leteVectorRepositoryRequest\x12\x12\n\nrepository\x18\x01 \x01(\t\"1\n\x1e\x44\x65leteVectorRepositoryResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x08\x32\xec\x03\n\rVectorService\x12h\n\x11UpdateVectorIndex\x12\'.codesearch.v1.UpdateVectorIndexRequest\x1a(.codesearch.v1.UpdateVectorIndexResponse(\x01\x12W\n\x0cVectorSearch\x12\".codesearch.v1.VectorSearchRequest\x1a#.codesearch.v1.VectorSearchResponse\x12\x42\n\x05\x45mbed\x12\x1b.codesearch.v1.EmbedRequest\x1a\x1c.codesearch.v1.EmbedResponse\x12]\n\x0eGetVectorStats\x12$.codesearch.v1.GetVectorStatsRequest\x1a%.codesearch.v1.GetVectorStatsResponse\x12u\n\x16\x44\x65leteVectorRepository\x12,.codesearch.v1.DeleteVectorRepositoryRequest\x1a-.codesearch.v1.DeleteVectorRepositoryResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x63odesearch/v1/vector.proto\x12\rcodesearch.v1\x1a\x1a\x63odesearch/v1/common.proto\"F\n\x18UpdateVectorIndexRequest\x12*\n\x06update\x18\x01 \x01(\x0b\x32\x1a.codesearch.v1.IndexUpdate\"^\n\x19UpdateVectorIndexResponse\x12\x30\n\x06result\x18\x01 \x01(\x0b\x32 .codesearch.v1.IndexUpdateResult\x12\x0f\n\x07pending\x18\x02 \x01(\x03\"\xd3\x01\n\x13VectorSearchRequest\x12\x14\n\x0crepositories\x18\x01 \x03(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x0e\n\x06vector\x18\x03 \x03(\x02\x12\r\n\x05limit\x18\x04 \x01(\x05\x12\x11\n\tlanguages\x18\x05 \x03(\t\x12\x11\n\tpath_glob\x18\x06 \x01(\t\x12\x1a\n\x12plain_static_query\x18\x07 \x01(\x08\x12\x1d\n\x15semantic_static_model\x18\x08 \x01(\x08\x12\x18\n\x10late_interaction\x18\t \x01(\x08\"\xdd\x01\n\x14VectorSearchResponse\x12 \n\x04hits\x18\x01 \x03(\x0b\x32\x12.codesearch.v1.Hit\x12\x0f\n\x07partial\x18\x02 \x01(\x08\x12\x10\n\x08\x65mbedded\x18\x03 \x01(\x03\x12\r\n\x05total\x18\x04 \x01(\x03\x12\x0c\n\x04tier\x18\x05 \x01(\t\x12\r\n\x05model\x18\x06 \x01(\t\x12\x11\n\tupgrading\x18\x07 \x01(\x08\x12\x15\n\rquery_encoder\x18\x08 \x01(\t\x12\x15\n\rquery_boosted\x18\t \x01(\x08\x12\x13\n\x0brescored_by\x18\n \x01(\t\"=\n\x0c\x45mbedRequest\x12\r\n\x05texts\x18\x01 \x03(\t\x12\x10\n\x08is_query\x18\x02 \x01(\x08\x12\x0c\n\x04tier\x18\x03 \x01(\t\"\x1b\n\tEmbedding\x12\x0e\n\x06values\x18\x01 \x03(\x02\"L\n\rEmbedResponse\x12,\n\nembeddings\x18\x01 \x03(\x0b\x32\x18.codesearch.v1.Embedding\x12\r\n\x05model\x18\x02 \x01(\t\"-\n\x15GetVectorStatsRequest\x12\x14\n\x0crepositories\x18\x01 \x03(\t\"\xff\x01\n\x16GetVectorStatsResponse\x12\x32\n\x0crepositories\x18\x01 \x03(\x0b\x32\x1c.codesearch.v1.LegIndexStats\x12\r\n\x05model\x18\x02 \x01(\t\x12\x12\n\ndimensions\x18\x03 \x01(\x05\x12\x0f\n\x07\x62\x61\x63kend\x18\x04 \x01(\t\x12\x1a\n\x12unavailable_reason\x18\x05 \x01(\t\x12(\n\x05tiers\x18\x06 \x03(\x0b\x32\x19.codesearch.v1.VectorTier\x12\x37\n\x10repository_tiers\x18\x07 \x03(\x0b\x32\x1d.codesearch.v1.RepositoryTier\"j\n\nVectorTier\x12\x0c\n\x04tier\x18\x01 \x01(\t\x12\r\n\x05model\x18\x02 \x01(\t\x12\x12\n\ndimensions\x18\x03 \x01(\x05\x12\x0f\n\x07\x62\x61\x63kend\x18\x04 \x01(\t\x12\x1a\n\x12unavailable_reason\x18\x05 \x01(\t\"|\n\x0eRepositoryTier\x12\x12\n\nrepository\x18\x01 \x01(\t\x12\x0c\n\x04tier\x18\x02 \x01(\t\x12\x10\n\x08\x65mbedded\x18\x03 \x01(\x03\x12\r\n\x05total\x18\x04 \x01(\x03\x12\x14\n\x0cmemory_bytes\x18\x05 \x01(\x03\x12\x11\n\tanswering\x18\x06 \x01(\x08\"3\n\x1d\x44\x65leteVectorRepositoryRequest\x12\x12\n\nrepository\x18\x01 \x01(\t\"1\n\x1e\x44\x65leteVectorRepositoryResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x08\x32\xec\x03\n\rVectorService\x12h\n\x11UpdateVectorIndex\x12\'.codesearch.v1.UpdateVectorIndexRequest\x1a(.codesearch.v1.UpdateVectorIndexResponse(\x01\x12W\n\x0cVectorSearch\x12\".codesearch.v1.VectorSearchRequest\x1a#.codesearch.v1.VectorSearchResponse\x12\x42\n\x05\x45mbed\x12\x1b.codesearch.v1.EmbedRequest\x1a\x1c.codesearch.v1.EmbedResponse\x12]\n\x0eGetVectorStats\x12$.codesearch.v1.GetVectorStatsRequest\x1a%.codesearch.v1.GetVectorStatsResponse\x12u\n\x16\x44\x65leteVectorRepository\x12,.codesearch.v1.DeleteVectorRepositoryRequest\x1a-.codesearch.v1.DeleteVectorRepositoryResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,27 +37,27 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_UPDATEVECTORINDEXRESPONSE']._serialized_start=145
   _globals['_UPDATEVECTORINDEXRESPONSE']._serialized_end=239
   _globals['_VECTORSEARCHREQUEST']._serialized_start=242
-  _globals['_VECTORSEARCHREQUEST']._serialized_end=427
-  _globals['_VECTORSEARCHRESPONSE']._serialized_start=430
-  _globals['_VECTORSEARCHRESPONSE']._serialized_end=630
-  _globals['_EMBEDREQUEST']._serialized_start=632
-  _globals['_EMBEDREQUEST']._serialized_end=693
-  _globals['_EMBEDDING']._serialized_start=695
-  _globals['_EMBEDDING']._serialized_end=722
-  _globals['_EMBEDRESPONSE']._serialized_start=724
-  _globals['_EMBEDRESPONSE']._serialized_end=800
-  _globals['_GETVECTORSTATSREQUEST']._serialized_start=802
-  _globals['_GETVECTORSTATSREQUEST']._serialized_end=847
-  _globals['_GETVECTORSTATSRESPONSE']._serialized_start=850
-  _globals['_GETVECTORSTATSRESPONSE']._serialized_end=1105
-  _globals['_VECTORTIER']._serialized_start=1107
-  _globals['_VECTORTIER']._serialized_end=1213
-  _globals['_REPOSITORYTIER']._serialized_start=1215
-  _globals['_REPOSITORYTIER']._serialized_end=1339
-  _globals['_DELETEVECTORREPOSITORYREQUEST']._serialized_start=1341
-  _globals['_DELETEVECTORREPOSITORYREQUEST']._serialized_end=1392
-  _globals['_DELETEVECTORREPOSITORYRESPONSE']._serialized_start=1394
-  _globals['_DELETEVECTORREPOSITORYRESPONSE']._serialized_end=1443
-  _globals['_VECTORSERVICE']._serialized_start=1446
-  _globals['_VECTORSERVICE']._serialized_end=1938
+  _globals['_VECTORSEARCHREQUEST']._serialized_end=453
+  _globals['_VECTORSEARCHRESPONSE']._serialized_start=456
+  _globals['_VECTORSEARCHRESPONSE']._serialized_end=677
+  _globals['_EMBEDREQUEST']._serialized_start=679
+  _globals['_EMBEDREQUEST']._serialized_end=740
+  _globals['_EMBEDDING']._serialized_start=742
+  _globals['_EMBEDDING']._serialized_end=769
+  _globals['_EMBEDRESPONSE']._serialized_start=771
+  _globals['_EMBEDRESPONSE']._serialized_end=847
+  _globals['_GETVECTORSTATSREQUEST']._serialized_start=849
+  _globals['_GETVECTORSTATSREQUEST']._serialized_end=894
+  _globals['_GETVECTORSTATSRESPONSE']._serialized_start=897
+  _globals['_GETVECTORSTATSRESPONSE']._serialized_end=1152
+  _globals['_VECTORTIER']._serialized_start=1154
+  _globals['_VECTORTIER']._serialized_end=1260
+  _globals['_REPOSITORYTIER']._serialized_start=1262
+  _globals['_REPOSITORYTIER']._serialized_end=1386
+  _globals['_DELETEVECTORREPOSITORYREQUEST']._serialized_start=1388
+  _globals['_DELETEVECTORREPOSITORYREQUEST']._serialized_end=1439
+  _globals['_DELETEVECTORREPOSITORYRESPONSE']._serialized_start=1441
+  _globals['_DELETEVECTORREPOSITORYRESPONSE']._serialized_end=1490
+  _globals['_VECTORSERVICE']._serialized_start=1493
+  _globals['_VECTORSERVICE']._serialized_end=1985
 # @@protoc_insertion_point(module_scope)

@@ -22,7 +22,7 @@ class UpdateVectorIndexResponse(_message.Message):
     def __init__(self, result: _Optional[_Union[_common_pb2.IndexUpdateResult, _Mapping]] = ..., pending: _Optional[int] = ...) -> None: ...
 
 class VectorSearchRequest(_message.Message):
-    __slots__ = ("repositories", "text", "vector", "limit", "languages", "path_glob", "plain_static_query", "semantic_static_model")
+    __slots__ = ("repositories", "text", "vector", "limit", "languages", "path_glob", "plain_static_query", "semantic_static_model", "late_interaction")
     REPOSITORIES_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     VECTOR_FIELD_NUMBER: _ClassVar[int]
@@ -31,6 +31,7 @@ class VectorSearchRequest(_message.Message):
     PATH_GLOB_FIELD_NUMBER: _ClassVar[int]
     PLAIN_STATIC_QUERY_FIELD_NUMBER: _ClassVar[int]
     SEMANTIC_STATIC_MODEL_FIELD_NUMBER: _ClassVar[int]
+    LATE_INTERACTION_FIELD_NUMBER: _ClassVar[int]
     repositories: _containers.RepeatedScalarFieldContainer[str]
     text: str
     vector: _containers.RepeatedScalarFieldContainer[float]
@@ -39,10 +40,11 @@ class VectorSearchRequest(_message.Message):
     path_glob: str
     plain_static_query: bool
     semantic_static_model: bool
-    def __init__(self, repositories: _Optional[_Iterable[str]] = ..., text: _Optional[str] = ..., vector: _Optional[_Iterable[float]] = ..., limit: _Optional[int] = ..., languages: _Optional[_Iterable[str]] = ..., path_glob: _Optional[str] = ..., plain_static_query: _Optional[bool] = ..., semantic_static_model: _Optional[bool] = ...) -> None: ...
+    late_interaction: bool
+    def __init__(self, repositories: _Optional[_Iterable[str]] = ..., text: _Optional[str] = ..., vector: _Optional[_Iterable[float]] = ..., limit: _Optional[int] = ..., languages: _Optional[_Iterable[str]] = ..., path_glob: _Optional[str] = ..., plain_static_query: _Optional[bool] = ..., semantic_static_model: _Optional[bool] = ..., late_interaction: _Optional[bool] = ...) -> None: ...
 
 class VectorSearchResponse(_message.Message):
-    __slots__ = ("hits", "partial", "embedded", "total", "tier", "model", "upgrading", "query_encoder", "query_boosted")
+    __slots__ = ("hits", "partial", "embedded", "total", "tier", "model", "upgrading", "query_encoder", "query_boosted", "rescored_by")
     HITS_FIELD_NUMBER: _ClassVar[int]
     PARTIAL_FIELD_NUMBER: _ClassVar[int]
     EMBEDDED_FIELD_NUMBER: _ClassVar[int]
@@ -52,6 +54,7 @@ class VectorSearchResponse(_message.Message):
     UPGRADING_FIELD_NUMBER: _ClassVar[int]
     QUERY_ENCODER_FIELD_NUMBER: _ClassVar[int]
     QUERY_BOOSTED_FIELD_NUMBER: _ClassVar[int]
+    RESCORED_BY_FIELD_NUMBER: _ClassVar[int]
     hits: _containers.RepeatedCompositeFieldContainer[_common_pb2.Hit]
     partial: bool
     embedded: int
@@ -61,7 +64,8 @@ class VectorSearchResponse(_message.Message):
     upgrading: bool
     query_encoder: str
     query_boosted: bool
-    def __init__(self, hits: _Optional[_Iterable[_Union[_common_pb2.Hit, _Mapping]]] = ..., partial: _Optional[bool] = ..., embedded: _Optional[int] = ..., total: _Optional[int] = ..., tier: _Optional[str] = ..., model: _Optional[str] = ..., upgrading: _Optional[bool] = ..., query_encoder: _Optional[str] = ..., query_boosted: _Optional[bool] = ...) -> None: ...
+    rescored_by: str
+    def __init__(self, hits: _Optional[_Iterable[_Union[_common_pb2.Hit, _Mapping]]] = ..., partial: _Optional[bool] = ..., embedded: _Optional[int] = ..., total: _Optional[int] = ..., tier: _Optional[str] = ..., model: _Optional[str] = ..., upgrading: _Optional[bool] = ..., query_encoder: _Optional[str] = ..., query_boosted: _Optional[bool] = ..., rescored_by: _Optional[str] = ...) -> None: ...
 
 class EmbedRequest(_message.Message):
     __slots__ = ("texts", "is_query", "tier")

@@ -33,6 +33,7 @@ from codesearch.vector.doc_text import DEFAULT_VARIANT
 from codesearch.vector.embedder import Embedder, ModelUnavailable
 from codesearch.vector.embedding_cache import EmbeddingCache
 from codesearch.vector.foreground import Foreground
+from codesearch.vector.late_interaction import LateInteraction
 from codesearch.vector.mode_models import blend_parts
 from codesearch.vector.store import Encode, Found, RepoIndex
 from codesearch.vector.tier_models import SERVICE, query_booster, shared_embedder, tier_embedders, tier_info
@@ -66,6 +67,7 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         self.static_parts = blend_parts(settings, static)
         query_models: dict[bool, Embedder] = dict(self.static_parts) or ({False: static} if static else {})
         self.boosters = {mode: query_booster(settings, m) for mode, m in query_models.items()}
+        self.late = LateInteraction(settings.late_interaction_weight, query_models)
         self.cache = EmbeddingCache(settings.embedding_cache_file())
         self.doc_variant = doc_variant
         self._repos: dict[str, RepoIndex] = {}
@@ -297,17 +299,19 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         langs = {lang.lower() for lang in request.languages} or None
         fetch = request.limit * OVERSAMPLE if request.path_glob else request.limit
 
-        def search_all() -> list[tuple[str, Found]]:
+        def search_all() -> tuple[list[tuple[str, Found]], str]:
             found = []
             for r in repos:
                 hits = r.search(tier, q, fetch, langs)
                 found += [(r.repository, f) for f in hits if flt.allows(f.meta.path, f.meta.language)]
             if part is not None:  # a part of the mode blend: its model's exact cosine
                 found = [(repo, replace(f, score=f.score * part.score_factor)) for repo, f in found]
-            return found
+            found.sort(key=lambda rf: -rf[1].score)
+            if not request.late_interaction or request.vector:
+                return found, ""
+            return self.late.rescore(request.text, found, {r.repository: r for r in repos}, semantic_part)
 
-        found = await asyncio.to_thread(search_all)
-        found.sort(key=lambda rf: -rf[1].score)
+        found, rescored_by = await asyncio.to_thread(search_all)
         progress = [r.progress()[tier] for r in repos]
         embedded, total = sum(e for e, _ in progress), sum(t for _, t in progress)
         resp = vector_pb2.VectorSearchResponse(
@@ -319,6 +323,7 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
             upgrading=self._upgrading(repos, tier) or (boost is not None and boost.pending),
             query_encoder=query_encoder,
             query_boosted=boosted,
+            rescored_by=rescored_by,
         )
         resp.hits.extend(messages.hit(repo, rank, f) for rank, (repo, f) in enumerate(found[: request.limit]))
         return resp

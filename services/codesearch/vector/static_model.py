@@ -239,13 +239,18 @@ class StaticEncoder:
         part.segments = []
         return part
 
+    def token_ids(self, texts: list[str]) -> list[np.ndarray]:
+        """Each text's token ids that count, in order (cut at MAX_CHARS / MAX_TOKENS, special tokens dropped)."""
+        out = []
+        for enc in self.tokenizer.encode_batch_fast([t[:MAX_CHARS] for t in texts], add_special_tokens=False):
+            ids = np.asarray(enc.ids[:MAX_TOKENS], dtype=np.int64)
+            out.append(ids[self.keep[ids]])
+        return out
+
     def encode(self, texts: list[str], batch_size: int = ENCODE_BATCH) -> np.ndarray:
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
         for s in range(0, len(texts), batch_size):
-            part = [t[:MAX_CHARS] for t in texts[s : s + batch_size]]
-            for row, enc in enumerate(self.tokenizer.encode_batch_fast(part, add_special_tokens=False), s):
-                ids = np.asarray(enc.ids[:MAX_TOKENS], dtype=np.int64)
-                ids = ids[self.keep[ids]]
+            for row, ids in enumerate(self.token_ids(texts[s : s + batch_size]), s):
                 if len(ids):
                     out[row] = self.vectors[ids].mean(axis=0)
         for start, end, scale in self.segments:

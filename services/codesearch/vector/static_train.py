@@ -33,7 +33,7 @@ import numpy as np
 from codesearch.config import Settings
 from codesearch.vector import static_delta
 from codesearch.vector.embedding_cache import EmbeddingCache
-from codesearch.vector.static_model import MAX_CHARS, MAX_TOKENS, StaticEncoder
+from codesearch.vector.static_model import StaticEncoder
 
 # Training constants: runs validated on the polyglot FIT repository aeson (1,870 chunks), teacher MiniLM-int8.
 LEARNING_RATE = 3e-3  # Adam; not tuned (one setting tried)
@@ -105,15 +105,6 @@ def split_off(pairs: TeacherPairs, share: float = VALIDATION_SHARE) -> tuple[Tea
         return TeacherPairs([pairs.texts[i] for i in rows], pairs.vectors[rows])
 
     return pick(order[cut:]), pick(order[:cut])
-
-
-def token_ids(encoder: StaticEncoder, texts: list[str]) -> list[np.ndarray]:
-    """The token ids StaticEncoder averages for each text (same cut, same special tokens dropped)."""
-    out = []
-    for enc in encoder.tokenizer.encode_batch_fast([t[:MAX_CHARS] for t in texts], add_special_tokens=False):
-        ids = np.asarray(enc.ids[:MAX_TOKENS], dtype=np.int64)
-        out.append(ids[encoder.keep[ids]])
-    return out
 
 
 def train_table(
@@ -286,8 +277,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"training on {len(fit.texts)} chunks, validating on {len(val.texts)}")
     table, proj = train_table(
         encoder.vectors,
-        (token_ids(encoder, fit.texts), fit.vectors),
-        (token_ids(encoder, val.texts), val.vectors),
+        (encoder.token_ids(fit.texts), fit.vectors),
+        (encoder.token_ids(val.texts), val.vectors),
         args.epochs,
     )
     save_model(encoder, table @ fold_matrix(proj), Path(args.out))

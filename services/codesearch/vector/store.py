@@ -209,6 +209,12 @@ class RepoIndex:
             gen = self.gen
         return read_doc_texts(gen, keys)
 
+    def doc_texts(self, keys: list[int]) -> dict[int, str]:
+        """{key: the text its vectors were made from} of those of `keys` the live generation holds."""
+        with self.lock:
+            gen = self.gen
+        return {} if gen is None else {k: text for k, _, text in read_doc_texts(gen, keys)}
+
     def add_vectors(self, tier: str, keys: list[int], vectors: np.ndarray) -> int:
         """Adds vectors of chunks still pending in `tier`. Returns how many were added."""
         with self.lock:

@@ -1,0 +1,149 @@
+"""Token late interaction over the static model: the MaxSim score itself, the vector leg re-scoring its candidates
+with it over real gRPC, and its setting. The real static model (distilled from the bundled MiniLM)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from codesearch.config import ConfigError, Settings
+from codesearch.v1 import vector_pb2
+from codesearch.vector.doc_text import DEFAULT_VARIANT, doc_text
+from codesearch.vector.late_interaction import maxsim
+from codesearch.vector.service import VectorServicer
+from codesearch.vector.static_model import StaticEncoder
+
+from tests.vector import test_vector_tiers as _tiers  # its corpus, helpers and fixtures
+
+serve, static_ready, corpus_files, update = (
+    _tiers.serve,
+    _tiers.static_ready,
+    _tiers.corpus_files,
+    _tiers.update,
+)
+
+pytestmark = pytest.mark.model
+
+QUERY = "evict the oldest entry when the cache is full"
+
+
+@pytest.fixture
+def encoder(static_ready) -> StaticEncoder:  # type: ignore[no-untyped-def]
+    servicer = VectorServicer(replace(Settings.from_env({}), vector_tiers="static"), start_worker=False)
+    try:
+        emb = servicer.embedders["static"]
+        assert emb.load(), emb.unavailable_reason
+        return emb.static_encoder()
+    finally:
+        servicer.close()
+
+
+def test_maxsim_is_the_query_tokens_best_match_weighted_as_in_the_pooled_query(
+    encoder: StaticEncoder,
+) -> None:
+    same, partial, unrelated, empty = maxsim(
+        encoder, QUERY, [QUERY, "the cache entry", "latitude longitude distance", ""]
+    )
+    assert same == pytest.approx(1.0, abs=1e-5)  # every query token finds itself
+    assert unrelated < partial < same
+    assert empty == 0.0  # no counted tokens: nothing to match
+    assert list(maxsim(encoder, "  ", ["anything"])) == [0.0]
+    assert len(maxsim(encoder, QUERY, [])) == 0
+    # By hand: F1 of the query tokens' best cosines (weighted by their rows' norms) and the document's distinct
+    # tokens' best cosines (evenly).
+    (q_ids,) = encoder.token_ids([QUERY])
+    (d_ids,) = encoder.token_ids(["the cache entry"])
+    q_ids, q_counts = np.unique(q_ids, return_counts=True)
+    unit = encoder.vectors / np.maximum(np.linalg.norm(encoder.vectors, axis=1), 1e-12)[:, None]
+    pair = unit[q_ids] @ unit[np.unique(d_ids)].T
+    weights = np.linalg.norm(encoder.vectors[q_ids], axis=1) * q_counts
+    recall, precision = float(pair.max(axis=1) @ weights / weights.sum()), float(pair.max(axis=0).mean())
+    assert partial == pytest.approx(2 * recall * precision / (recall + precision), abs=1e-5)
+
+
+def test_the_leg_rescores_its_candidates_and_says_so(settings: Settings, serve, static_ready) -> None:  # type: ignore[no-untyped-def]
+    plain = replace(settings, vector_tiers="static", static_query_weight=0.0, late_interaction_weight=0.0)
+    weight = 2.0  # large, so the order visibly follows the tokens
+    answers, encoder = {}, None
+    for name, s in (("plain", plain), ("rescored", replace(plain, late_interaction_weight=weight))):
+        servicer = VectorServicer(s, start_worker=False)
+        stub = serve(servicer)
+        update(stub, "demo", corpus_files(), replace_all=True)
+        request = vector_pb2.VectorSearchRequest(
+            repositories=["demo"], text=QUERY, limit=7, late_interaction=True
+        )
+        answers[name] = stub.VectorSearch(request)
+        request.late_interaction = False  # only where asked (the orchestrator asks in `semantic` mode)
+        assert stub.VectorSearch(request).rescored_by == ""
+        encoder = servicer.embedders["static"].static_encoder()
+        given = list(map(float, encoder.encode([QUERY])[0]))
+        by_vector = stub.VectorSearch(
+            vector_pb2.VectorSearchRequest(repositories=["demo"], vector=given, limit=7)
+        )
+        assert by_vector.rescored_by == ""  # a caller's vector has no words to match: the cosines alone
+    assert encoder is not None
+    before, after = answers["plain"], answers["rescored"]
+    assert before.rescored_by == "" and after.rescored_by.startswith(
+        "token late interaction (F1 of MaxSim) over "
+    )
+    assert after.rescored_by.endswith("at weight 2") and after.model in after.rescored_by
+    cosine = {(h.location.path, h.location.start_line): h.score for h in before.hits}
+    assert {(h.location.path, h.location.start_line) for h in after.hits} == set(
+        cosine
+    )  # the same candidates, re-scored
+    assert [h.score for h in after.hits] == sorted((h.score for h in after.hits), reverse=True)
+    texts = {
+        (c.path, c.start_line): doc_text(c.path, c.text, list(c.breadcrumb), c.symbol, DEFAULT_VARIANT)
+        for f in corpus_files()
+        for c in f.chunks
+    }
+    for h in after.hits:
+        at = (h.location.path, h.location.start_line)
+        late = float(maxsim(encoder, QUERY, [texts[at]])[0])
+        assert h.score == pytest.approx(cosine[at] + weight * late, abs=1e-4), at
+    assert after.hits[0].location.path == "cache/lru.py"
+
+
+def test_the_setting_refuses_what_it_cannot_use() -> None:
+    assert Settings.from_env({}).late_interaction_weight == 1.0
+    assert Settings.from_env({"CODESEARCH_LATE_INTERACTION_WEIGHT": "0"}).late_interaction_weight == 0.0
+    for bad in ("-0.5", "abc", "nan", "inf"):
+        with pytest.raises(ConfigError, match="CODESEARCH_LATE_INTERACTION_WEIGHT must be a number >= 0"):
+            Settings.from_env({"CODESEARCH_LATE_INTERACTION_WEIGHT": bad})
+
+
+def test_the_cli_says_plainly_which_setting_is_wrong(monkeypatch: pytest.MonkeyPatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    from codesearch.cli.main import main
+
+    monkeypatch.setenv("CODESEARCH_LATE_INTERACTION_WEIGHT", "-1")
+    assert main(["status"]) != 0
+    err = capsys.readouterr().err
+    assert "CODESEARCH_LATE_INTERACTION_WEIGHT must be a number >= 0" in err and "Traceback" not in err
+
+
+def test_the_transformer_tiers_candidates_are_rescored_with_the_static_tokens(
+    settings: Settings, serve, static_ready
+) -> None:  # type: ignore[no-untyped-def]
+    servicer = VectorServicer(settings)
+    stub = serve(servicer)
+    update(stub, "demo", corpus_files(), replace_all=True)
+    assert _tiers.asyncio.run(servicer.wait_idle("demo", timeout=600))
+    query = "how are retries with exponential backoff done"
+    out = stub.VectorSearch(
+        vector_pb2.VectorSearchRequest(repositories=["demo"], text=query, limit=7, late_interaction=True)
+    )
+    static, transformer = servicer.embedders["static"], servicer.embedders["transformer"]
+    assert out.tier == "transformer" and out.rescored_by.endswith(f"over {static.model_id} at weight 1")
+    texts = {
+        (c.path, c.start_line): doc_text(c.path, c.text, list(c.breadcrumb), c.symbol, DEFAULT_VARIANT)
+        for f in corpus_files()
+        for c in f.chunks
+    }
+    q = transformer.encode_query(query)
+    for h in out.hits:  # the transformer's cosine plus the static tokens' F, nothing else
+        text = texts[(h.location.path, h.location.start_line)]
+        late = float(maxsim(static.static_encoder(), query, [text])[0])
+        expected = float(q @ transformer.encode_documents([text])[0]) + late
+        assert h.score == pytest.approx(expected, abs=2e-3), h.location.path
+    assert out.hits[0].location.path == "net/retry.py"
