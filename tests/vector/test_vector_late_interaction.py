@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 from codesearch.config import ConfigError, Settings
 from codesearch.v1 import vector_pb2
+from codesearch.vector import late_interaction
 from codesearch.vector.doc_text import DEFAULT_VARIANT, doc_text
 from codesearch.vector.late_interaction import maxsim
 from codesearch.vector.service import VectorServicer
 from codesearch.vector.static_model import StaticEncoder
+from codesearch.vector.store import RepoIndex
 
 from tests.vector import test_vector_tiers as _tiers  # its corpus, helpers and fixtures
 
@@ -147,3 +149,27 @@ def test_the_transformer_tiers_candidates_are_rescored_with_the_static_tokens(
         expected = float(q @ transformer.encode_documents([text])[0]) + late
         assert h.score == pytest.approx(expected, abs=2e-3), h.location.path
     assert out.hits[0].location.path == "net/retry.py"
+
+
+def test_token_ids_are_cached_by_text_and_bounded(
+    settings: Settings, serve, static_ready, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    servicer = VectorServicer(replace(settings, vector_tiers="static"), start_worker=False)
+    stub = serve(servicer)
+    update(stub, "demo", corpus_files(), replace_all=True)
+    request = vector_pb2.VectorSearchRequest(
+        repositories=["demo"], text=QUERY, limit=7, late_interaction=True
+    )
+    first = stub.VectorSearch(request)
+    cache = servicer.late._ids
+    assert len(cache) == 7 and all(model == servicer.embedders["static"].model_id for model, _ in cache)
+    # Served from the cache: the chunk table is not read again, and the scores are the same.
+    monkeypatch.setattr(RepoIndex, "doc_texts", lambda self, keys: pytest.fail("read the chunk table again"))
+    again = stub.VectorSearch(request)
+    assert [(h.location.path, h.score) for h in again.hits] == [
+        (h.location.path, h.score) for h in first.hits
+    ]
+    monkeypatch.undo()
+    monkeypatch.setattr(late_interaction, "TOKEN_CACHE_CHUNKS", 3)
+    cache.clear()
+    assert stub.VectorSearch(request).rescored_by and len(cache) == 3  # the most recently used only

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -33,12 +35,22 @@ from codesearch.vector.store import Found, RepoIndex
 
 log = logging.getLogger(__name__)
 
+# Chunks whose token ids stay cached: tokenising a candidate's text is most of the stage's cost (~6 of ~8 ms for
+# 50 standard-library chunks), and an agent's questions about one code base meet the same chunks again. 46-57
+# distinct ids a chunk on average (cpython-lib, curl, chi; p95 114-128) as int32, plus the key: ~15 MB at most.
+TOKEN_CACHE_CHUNKS = 50_000
+
 
 def maxsim(encoder: StaticEncoder, query: str, documents: list[str]) -> np.ndarray:
     """For each document, F of the module docstring (0 for a query or document without counted tokens)."""
-    out = np.zeros(len(documents), dtype=np.float32)
+    return token_f1(encoder, query, [np.unique(ids) for ids in encoder.token_ids(documents)])
+
+
+def token_f1(encoder: StaticEncoder, query: str, doc_ids: list[np.ndarray]) -> np.ndarray:
+    """F for documents given as their distinct counted token ids (sorted)."""
+    out = np.zeros(len(doc_ids), dtype=np.float32)
     (query_ids,) = encoder.token_ids([query])
-    if not len(query_ids) or not documents:
+    if not len(query_ids) or not doc_ids:
         return out
     table = encoder.vectors
     q_tokens, q_counts = np.unique(query_ids, return_counts=True)
@@ -48,7 +60,6 @@ def maxsim(encoder: StaticEncoder, query: str, documents: list[str]) -> np.ndarr
     if weights.sum() <= 0:
         return out
     q_unit = q_rows / np.maximum(q_norms, 1e-12)[:, None]
-    doc_ids = [np.unique(ids) for ids in encoder.token_ids(documents)]
     vocab = np.unique(np.concatenate(doc_ids)) if any(len(d) for d in doc_ids) else np.zeros(0, np.int64)
     if not len(vocab):
         return out
@@ -76,6 +87,9 @@ class LateInteraction:
     def __init__(self, weight: float, models: Mapping[bool, Embedder]) -> None:
         self.weight = weight
         self.models = models
+        # (static model id, doc text hash) -> the chunk's distinct token ids, most recently used last
+        self._ids: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
 
     def rescore(
         self, query: str, found: list[tuple[str, Found]], repos: Mapping[str, RepoIndex], semantic: bool
@@ -89,19 +103,45 @@ class LateInteraction:
             encoder = model.static_encoder()
         except (ModelUnavailable, ValueError):
             return found, ""
-        texts: dict[tuple[str, int], str] = {}
-        for name in {repo for repo, _ in found}:
-            keys = [f.key for repo, f in found if repo == name]
-            try:
-                texts |= {(name, k): t for k, t in repos[name].doc_texts(keys).items()}
-            except (sqlite3.Error, OSError) as e:
-                log.info("late interaction skipped: the chunk texts of %s cannot be read (%s)", name, e)
-                return found, ""
-        if len(texts) < len(found):
+        try:
+            doc_ids = self._token_ids(model.model_id, encoder, found, repos)
+        except (sqlite3.Error, OSError, KeyError) as e:  # a re-index swapped the generation under this query
+            log.info("late interaction skipped: chunk texts cannot be read (%s)", e)
             return found, ""
-        extra = maxsim(encoder, query, [texts[(repo, f.key)] for repo, f in found]) * self.weight
+        extra = token_f1(encoder, query, doc_ids) * self.weight
         rescored = [
             (repo, replace(f, score=f.score + float(x))) for (repo, f), x in zip(found, extra, strict=True)
         ]
         rescored.sort(key=lambda rf: -rf[1].score)
         return rescored, describe(model.model_id, self.weight)
+
+    def _token_ids(
+        self,
+        model_id: str,
+        encoder: StaticEncoder,
+        found: list[tuple[str, Found]],
+        repos: Mapping[str, RepoIndex],
+    ) -> list[np.ndarray]:
+        """Each candidate's distinct token ids: from the cache by (model, text hash), else read and tokenised.
+        Raises KeyError when a candidate's text is gone from its repository's chunk table."""
+        keys = [(model_id, f.meta.doc_hash) for _, f in found]
+        with self._lock:
+            ids: list[np.ndarray | None] = [self._ids.get(k) for k in keys]
+            for k, got in zip(keys, ids, strict=True):
+                if got is not None:
+                    self._ids.move_to_end(k)
+        missing = [i for i, got in enumerate(ids) if got is None]
+        by_repo: dict[str, list[int]] = {}
+        for i in missing:
+            by_repo.setdefault(found[i][0], []).append(i)
+        for name, rows in by_repo.items():
+            texts = repos[name].doc_texts([found[i][1].key for i in rows])
+            made = encoder.token_ids([texts[found[i][1].key] for i in rows])
+            for i, row_ids in zip(rows, made, strict=True):
+                ids[i] = np.unique(row_ids).astype(np.int32)
+        with self._lock:
+            for i in missing:
+                self._ids[keys[i]] = ids[i]  # type: ignore[assignment]  # filled above
+            while len(self._ids) > TOKEN_CACHE_CHUNKS:
+                self._ids.popitem(last=False)
+        return [x for x in ids if x is not None]
