@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 DEFAULT_PORT = 50551  # codesearch's gRPC port: unassigned by IANA, easy to spot in `ss -ltnp`
 DEFAULT_ADDR = f"127.0.0.1:{DEFAULT_PORT}"
@@ -146,13 +147,15 @@ class Settings:
             home=home,
             listen_addr=listen,
             leg_addrs=legs,
-            max_file_bytes=int(e.get("CODESEARCH_MAX_FILE_BYTES", DEFAULT_MAX_FILE_BYTES)),
+            max_file_bytes=_number(e, "CODESEARCH_MAX_FILE_BYTES", DEFAULT_MAX_FILE_BYTES, int),
             embed_model=e.get("CODESEARCH_EMBED_MODEL", DEFAULT_EMBED_MODEL),
             embed_backend=e.get("CODESEARCH_EMBED_BACKEND", DEFAULT_EMBED_BACKEND),
             static_model=e.get("CODESEARCH_STATIC_MODEL", DEFAULT_STATIC_MODEL),
             static_semantic_model=e.get("CODESEARCH_STATIC_SEMANTIC_MODEL", DEFAULT_STATIC_SEMANTIC_MODEL),
             vector_tiers=e.get("CODESEARCH_VECTOR_TIERS", DEFAULT_VECTOR_TIERS),
-            static_query_weight=float(e.get("CODESEARCH_STATIC_QUERY_WEIGHT", DEFAULT_STATIC_QUERY_WEIGHT)),
+            static_query_weight=_number(
+                e, "CODESEARCH_STATIC_QUERY_WEIGHT", DEFAULT_STATIC_QUERY_WEIGHT, float
+            ),
             static_query_map=e.get("CODESEARCH_STATIC_QUERY_MAP", ""),
             late_interaction_weight=_weight(
                 e, "CODESEARCH_LATE_INTERACTION_WEIGHT", DEFAULT_LATE_INTERACTION_WEIGHT
@@ -162,7 +165,7 @@ class Settings:
             rerank_backend=e.get("CODESEARCH_RERANK_BACKEND", DEFAULT_RERANK_BACKEND),
             model_cache=model_cache_dir(e),
             allowed_roots=roots,
-            torch_threads=int(e.get("CODESEARCH_TORCH_THREADS", "0")),
+            torch_threads=_number(e, "CODESEARCH_TORCH_THREADS", 0, int),
             shards=tuple(a.strip() for a in e.get("CODESEARCH_SHARDS", "").split(",") if a.strip()),
             auth_token=_auth_token(e),
             tls_cert=e.get("CODESEARCH_TLS_CERT", ""),
@@ -188,16 +191,33 @@ class Settings:
         return self.home / service
 
 
+N = TypeVar("N", int, float)
+
+
 class ConfigError(ValueError):
     """A setting the environment gives that cannot be used: the CLI prints it as a plain message."""
 
 
+def _number(e: Mapping[str, str], name: str, default: N, kind: Callable[[str], N]) -> N:
+    """A number from the environment (unset or blank: the default), or a plain error naming the variable. Ranges
+    are checked where the value is used (a query weight out of range turns its boost off, and says so)."""
+    raw = e.get(name, "")
+    if not raw.strip():
+        return default
+    try:
+        return kind(raw.strip())
+    except ValueError:
+        raise ConfigError(
+            f"{name} must be {'a whole number' if kind is int else 'a number'}, got {raw!r}"
+        ) from None
+
+
 def _weight(e: Mapping[str, str], name: str, default: float) -> float:
-    """A non-negative number from the environment, or a plain error naming the variable."""
+    """A number >= 0 from the environment, or a plain error naming the variable."""
     raw = e.get(name, "")
     try:
-        value = float(raw) if raw.strip() else default
-    except ValueError:
+        value = _number(e, name, default, float)
+    except ConfigError:
         value = -1.0
     if not math.isfinite(value) or value < 0:
         raise ConfigError(f"{name} must be a number >= 0 (0 turns it off), got {raw!r}")
