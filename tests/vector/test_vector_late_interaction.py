@@ -1,4 +1,4 @@
-"""Token late interaction over the static model: the MaxSim score itself, the vector leg re-scoring its candidates
+"""Token late interaction over the static model: the score itself (the F1 of two MaxSims), the vector leg re-scoring its candidates
 with it over real gRPC, and its setting. The real static model (distilled from the bundled MiniLM)."""
 
 from __future__ import annotations
@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 from codesearch.config import ConfigError, Settings
 from codesearch.v1 import vector_pb2
-from codesearch.vector import late_interaction
+from codesearch.vector import late_interaction, tiers
 from codesearch.vector.doc_text import DEFAULT_VARIANT, doc_text
-from codesearch.vector.late_interaction import maxsim
+from codesearch.vector.late_interaction import texts_f1
 from codesearch.vector.service import VectorServicer
 from codesearch.vector.static_model import StaticEncoder
 from codesearch.vector.store import RepoIndex
+from codesearch.vector.tier_models import shared_embedder
 
 from tests.vector import test_vector_tiers as _tiers  # its corpus, helpers and fixtures
 
@@ -31,27 +32,23 @@ QUERY = "evict the oldest entry when the cache is full"
 
 
 @pytest.fixture
-def encoder(static_ready) -> StaticEncoder:  # type: ignore[no-untyped-def]
-    servicer = VectorServicer(replace(Settings.from_env({}), vector_tiers="static"), start_worker=False)
-    try:
-        emb = servicer.embedders["static"]
-        assert emb.load(), emb.unavailable_reason
-        return emb.static_encoder()
-    finally:
-        servicer.close()
+def encoder(settings: Settings, static_ready) -> StaticEncoder:  # type: ignore[no-untyped-def]
+    emb = shared_embedder(settings, tiers.STATIC)  # the default static model, from the machine's model cache
+    assert emb.load(), emb.unavailable_reason
+    return emb.static_encoder()
 
 
-def test_maxsim_is_the_query_tokens_best_match_weighted_as_in_the_pooled_query(
+def test_f_is_the_f1_of_the_query_and_the_documents_best_matches(
     encoder: StaticEncoder,
 ) -> None:
-    same, partial, unrelated, empty = maxsim(
+    same, partial, unrelated, empty = texts_f1(
         encoder, QUERY, [QUERY, "the cache entry", "latitude longitude distance", ""]
     )
     assert same == pytest.approx(1.0, abs=1e-5)  # every query token finds itself
     assert unrelated < partial < same
     assert empty == 0.0  # no counted tokens: nothing to match
-    assert list(maxsim(encoder, "  ", ["anything"])) == [0.0]
-    assert len(maxsim(encoder, QUERY, [])) == 0
+    assert list(texts_f1(encoder, "  ", ["anything"])) == [0.0]
+    assert len(texts_f1(encoder, QUERY, [])) == 0
     # By hand: F1 of the query tokens' best cosines (weighted by their rows' norms) and the document's distinct
     # tokens' best cosines (evenly).
     (q_ids,) = encoder.token_ids([QUERY])
@@ -102,7 +99,7 @@ def test_the_leg_rescores_its_candidates_and_says_so(settings: Settings, serve, 
     }
     for h in after.hits:
         at = (h.location.path, h.location.start_line)
-        late = float(maxsim(encoder, QUERY, [texts[at]])[0])
+        late = float(texts_f1(encoder, QUERY, [texts[at]])[0])
         assert h.score == pytest.approx(cosine[at] + weight * late, abs=1e-4), at
     assert after.hits[0].location.path == "cache/lru.py"
 
@@ -145,7 +142,7 @@ def test_the_transformer_tiers_candidates_are_rescored_with_the_static_tokens(
     q = transformer.encode_query(query)
     for h in out.hits:  # the transformer's cosine plus the static tokens' F, nothing else
         text = texts[(h.location.path, h.location.start_line)]
-        late = float(maxsim(static.static_encoder(), query, [text])[0])
+        late = float(texts_f1(static.static_encoder(), query, [text])[0])
         expected = float(q @ transformer.encode_documents([text])[0]) + late
         assert h.score == pytest.approx(expected, abs=2e-3), h.location.path
     assert out.hits[0].location.path == "net/retry.py"

@@ -25,7 +25,7 @@ from codesearch.orchestrator.plan import LEG_DEPTH  # the candidates `semantic` 
 from codesearch.vector import tiers
 from codesearch.vector.doc_text import doc_text
 from codesearch.vector.embedder import Embedder
-from codesearch.vector.late_interaction import token_f1
+from codesearch.vector.late_interaction import texts_f1, token_f1
 from codesearch.vector.mode_models import BlendPart, blend_parts
 from codesearch.vector.query_boost import QueryBooster
 from codesearch.vector.tier_index import HNSW_EXPANSION_ADD, STATIC_EXPANSION_ADD, Index, new_index
@@ -127,7 +127,7 @@ def late_interaction_cost(emb: Embedder, index: Index, texts: list[str]) -> tupl
         t0 = time.perf_counter()
         found = index.search(q, LEG_DEPTH).keys
         t1 = time.perf_counter()
-        token_f1(encoder, text, [np.unique(j) for j in encoder.token_ids([texts[int(k)] for k in found])])
+        texts_f1(encoder, text, [texts[int(k)] for k in found])
         t2 = time.perf_counter()
         token_f1(encoder, text, [ids[int(k)] for k in found])
         t3 = time.perf_counter()

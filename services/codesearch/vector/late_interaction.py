@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 TOKEN_CACHE_CHUNKS = 50_000
 
 
-def maxsim(encoder: StaticEncoder, query: str, documents: list[str]) -> np.ndarray:
+def texts_f1(encoder: StaticEncoder, query: str, documents: list[str]) -> np.ndarray:
     """For each document, F of the module docstring (0 for a query or document without counted tokens)."""
     return token_f1(encoder, query, [np.unique(ids) for ids in encoder.token_ids(documents)])
 
@@ -57,7 +57,8 @@ def token_f1(encoder: StaticEncoder, query: str, doc_ids: list[np.ndarray]) -> n
     q_rows = table[q_tokens]
     q_norms = np.linalg.norm(q_rows, axis=1)
     weights = q_norms * q_counts
-    if weights.sum() <= 0:
+    total = float(weights.sum())
+    if total <= 0:
         return out
     q_unit = q_rows / np.maximum(q_norms, 1e-12)[:, None]
     vocab = np.unique(np.concatenate(doc_ids)) if any(len(d) for d in doc_ids) else np.zeros(0, np.int64)
@@ -68,7 +69,7 @@ def token_f1(encoder: StaticEncoder, query: str, doc_ids: list[np.ndarray]) -> n
     for i, ids in enumerate(doc_ids):
         if len(ids):
             pair = cosines[:, np.searchsorted(vocab, ids)]
-            recall = max(float(pair.max(axis=1) @ weights / weights.sum()), 0.0)
+            recall = max(float(pair.max(axis=1) @ weights) / total, 0.0)
             precision = max(float(pair.max(axis=0).mean()), 0.0)  # a negative best match counts as none
             if recall + precision > 0:
                 out[i] = 2 * recall * precision / (recall + precision)
@@ -125,23 +126,23 @@ class LateInteraction:
         """Each candidate's distinct token ids: from the cache by (model, text hash), else read and tokenised.
         Raises KeyError when a candidate's text is gone from its repository's chunk table."""
         keys = [(model_id, f.meta.doc_hash) for _, f in found]
+        ids: dict[int, np.ndarray] = {}
         with self._lock:
-            ids: list[np.ndarray | None] = [self._ids.get(k) for k in keys]
-            for k, got in zip(keys, ids, strict=True):
-                if got is not None:
+            for i, k in enumerate(keys):
+                if (got := self._ids.get(k)) is not None:
                     self._ids.move_to_end(k)
-        missing = [i for i, got in enumerate(ids) if got is None]
+                    ids[i] = got
+        missing = [i for i in range(len(found)) if i not in ids]
         by_repo: dict[str, list[int]] = {}
         for i in missing:
             by_repo.setdefault(found[i][0], []).append(i)
         for name, rows in by_repo.items():
             texts = repos[name].doc_texts([found[i][1].key for i in rows])
             made = encoder.token_ids([texts[found[i][1].key] for i in rows])
-            for i, row_ids in zip(rows, made, strict=True):
-                ids[i] = np.unique(row_ids).astype(np.int32)
+            ids |= {i: np.unique(row_ids).astype(np.int32) for i, row_ids in zip(rows, made, strict=True)}
         with self._lock:
             for i in missing:
-                self._ids[keys[i]] = ids[i]  # type: ignore[assignment]  # filled above
+                self._ids[keys[i]] = ids[i]
             while len(self._ids) > TOKEN_CACHE_CHUNKS:
                 self._ids.popitem(last=False)
-        return [x for x in ids if x is not None]
+        return [ids[i] for i in range(len(found))]
