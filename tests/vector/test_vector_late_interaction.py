@@ -161,8 +161,10 @@ def test_token_ids_are_cached_by_text_and_bounded(
     cache = servicer.late._ids
     assert len(cache) == 7 and all(model == servicer.embedders["static"].model_id for model, _ in cache)
     # Served from the cache: the chunk table is not read again, and the scores are the same.
-    monkeypatch.setattr(RepoIndex, "doc_texts", lambda self, keys: pytest.fail("read the chunk table again"))
+    reads: list[list[int]] = []  # a read answers nothing, so a cache miss would also drop the re-scoring
+    monkeypatch.setattr(RepoIndex, "doc_texts", lambda self, keys: reads.append(keys) or {})
     again = stub.VectorSearch(request)
+    assert reads == [] and again.rescored_by == first.rescored_by != ""
     assert [(h.location.path, h.score) for h in again.hits] == [
         (h.location.path, h.score) for h in first.hits
     ]
