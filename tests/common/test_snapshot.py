@@ -120,3 +120,18 @@ def test_dir_bytes_of_a_folder_removed_while_it_is_walked_is_what_was_counted(
 
     monkeypatch.setattr(snapshot.os, "walk", walk_then_delete)
     assert dir_bytes(gen) == 0
+
+
+def test_delete_unlists_before_it_removes_files(tmp_path: Path, monkeypatch) -> None:
+    snap = SnapshotDir(tmp_path / "svc" / "repo")
+    (snap.commit(snap.begin()) / "data").write_text("x")
+    seen = []
+    real = shutil.rmtree
+
+    def rmtree(path, *a, **k):  # type: ignore[no-untyped-def]
+        seen.append((list_repositories(tmp_path / "svc"), snap.current()))
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(snapshot.shutil, "rmtree", rmtree)
+    assert snap.delete() and seen == [([], None)]  # nothing lists it while its files go
+    assert not snap.root.exists() and not snap.delete()

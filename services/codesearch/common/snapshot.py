@@ -136,8 +136,13 @@ class SnapshotDir:
             shutil.rmtree(p, ignore_errors=True)
 
     def delete(self) -> bool:
+        """Removes the repository's every generation. CURRENT goes first, so from then on it is not listed and
+        `current()` is None: a reader that listed it a moment before and fails to open its half-removed files
+        can tell the repository was deleted (NOT_FOUND, which `open_listed` skips) from a broken index."""
         if not self.root.exists():
             return False
+        with contextlib.suppress(FileNotFoundError):
+            (self.root / CURRENT).unlink()
         shutil.rmtree(self.root)
         return True
 

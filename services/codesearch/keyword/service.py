@@ -64,6 +64,8 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
             try:
                 cached = open_snapshot(current, snapdir.version())
             except Exception as e:
+                if snapdir.current() is None:  # deleted while it was being opened (SnapshotDir.delete)
+                    raise not_found(f"repository {repo!r} is not indexed (deleted just now)") from e
                 # tantivy takes a lock file even to read: a read-only data directory fails here, plainly.
                 raise storage_error(e, f"the lock file of {repo!r}'s keyword index", current) or e from e
             self._snapshots[repo] = cached
