@@ -7,7 +7,9 @@ import hashlib
 import grpc
 import pytest
 from codesearch.common.index_update import update_messages
+from codesearch.common.snapshot import SnapshotDir
 from codesearch.config import Settings
+from codesearch.graph import service
 from codesearch.graph.service import register
 from codesearch.v1 import common_pb2, graph_pb2, graph_pb2_grpc
 
@@ -231,3 +233,31 @@ def test_errors_and_stream_without_commit(stub: graph_pb2_grpc.GraphServiceStub)
         stub.DeleteGraphRepository(R.DeleteGraphRepositoryRequest(repository="shop"))
     assert e.value.code() == grpc.StatusCode.NOT_FOUND
     assert not stub.GetGraphStats(R.GetGraphStatsRequest()).repositories
+
+
+def test_a_repository_deleted_while_it_is_opened_is_skipped(
+    stub: graph_pb2_grpc.GraphServiceStub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for repo in ("kept", "cut"):
+        msgs = update_messages(R.UpdateGraphIndexRequest, repo, files(REPO), [], True, 1)
+        stub.UpdateGraphIndex(iter(msgs))
+    real_connect = service.connect_readonly
+    opened: list[str] = []
+
+    def connect_while_deleted(path):  # type: ignore[no-untyped-def]
+        generation = path.parent
+        opened.append(generation.parent.name)
+        if generation.parent.name == "cut":  # a DeleteRepository lands between CURRENT's read and the open
+            SnapshotDir(generation.parent).delete()
+        return real_connect(path)
+
+    def stats(repositories: list[str]) -> set[str]:
+        request = R.GetGraphStatsRequest(repositories=repositories)
+        return {s.repository for s in stub.GetGraphStats(request, timeout=10).repositories}
+
+    monkeypatch.setattr(service, "connect_readonly", connect_while_deleted)
+    assert stats([]) == {"kept"}  # it was an INTERNAL error: sqlite could not open the removed file
+    assert "cut" in opened
+    with pytest.raises(grpc.RpcError) as e:
+        stats(["cut"])
+    assert e.value.code() == grpc.StatusCode.NOT_FOUND

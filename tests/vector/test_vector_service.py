@@ -1,6 +1,7 @@
 """VectorService's transformer tier alone, against a real model and real usearch indexes, over real gRPC.
 
-The static tier and the two tiers together are tested in test_vector_tiers.py."""
+The static tier and the two tiers together are tested in test_vector_tiers.py; the repositories that the tests of
+opening while deleted index use the static tier only because it is the quicker."""
 
 from __future__ import annotations
 
@@ -15,9 +16,11 @@ import numpy as np
 import pytest
 from codesearch.common.index_update import update_messages
 from codesearch.common.models.lookup import resolve_model_path
+from codesearch.common.snapshot import SnapshotDir
 from codesearch.config import Settings
 from codesearch.v1 import common_pb2, vector_pb2, vector_pb2_grpc
-from codesearch.vector import tier_index
+from codesearch.vector import service, store, tier_index
+from codesearch.vector.embedder import Embedder
 from codesearch.vector.service import VectorServicer, add_servicer
 from codesearch.vector.tier_index import vectors_file_name
 
@@ -401,3 +404,53 @@ def test_unloadable_model_answers_unavailable_and_the_server_stays_up(
     assert e.value.code() == grpc.StatusCode.UNAVAILABLE and missing in (e.value.details() or "")
     assert code(lambda: stub.Embed(vector_pb2.EmbedRequest(texts=["retry"]))) == grpc.StatusCode.UNAVAILABLE
     assert stub.GetVectorStats(vector_pb2.GetVectorStatsRequest()).repositories[0].pending == 7
+
+
+@pytest.fixture
+def two_repos(settings: Settings, serve):  # type: ignore[no-untyped-def]
+    """A repository deleted while a request for every repository opens it is skipped, as one deleted before the
+    listing is; a broken index still says so (as in the keyword and graph legs). Two repositories indexed by the
+    static tier, then a fresh servicer that has opened neither (no worker)."""
+    settings = replace(settings, vector_tiers="static", static_semantic_model="")
+    emb = Embedder(settings.static_model, "model2vec", model_cache=settings.model_cache)
+    assert emb.load(), emb.unavailable_reason  # distilled once per machine, then found in the model cache
+    writer = VectorServicer(settings)
+    writer_stub = serve(writer)
+    for repo in ("kept", "cut"):
+        files = [indexed_file("a.py", f"def {repo}_marker():\n    return 1\n")]
+        assert update(writer_stub, repo, files, replace_all=True).pending == 0
+    writer.close()
+    return serve(VectorServicer(settings, start_worker=False))
+
+
+def listed(stub) -> set[str]:  # type: ignore[no-untyped-def]
+    return {
+        r.repository for r in stub.GetVectorStats(vector_pb2.GetVectorStatsRequest(), timeout=30).repositories
+    }
+
+
+def test_a_repository_deleted_while_it_is_opened_is_skipped(
+    two_repos, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    real_read = store.read_table
+
+    def read_while_deleted(generation: Path):  # type: ignore[no-untyped-def]
+        if generation.parent.name == "cut":  # a DeleteRepository lands between CURRENT's read and the open
+            SnapshotDir(generation.parent).delete()
+        return real_read(generation)
+
+    monkeypatch.setattr(store, "read_table", read_while_deleted)
+    assert listed(two_repos) == {"kept"}  # it was an INTERNAL error: the table file had gone
+    with pytest.raises(grpc.RpcError) as e:
+        two_repos.GetVectorStats(vector_pb2.GetVectorStatsRequest(repositories=["cut"]), timeout=30)
+    assert e.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_a_broken_index_is_still_an_error(two_repos, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    def broken(root: Path, *args):  # type: ignore[no-untyped-def]
+        raise ValueError("truncated vector table")
+
+    monkeypatch.setattr(service, "RepoIndex", broken)
+    with pytest.raises(grpc.RpcError) as e:
+        listed(two_repos)
+    assert e.value.code() == grpc.StatusCode.INTERNAL  # not skipped: it is still indexed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 from collections.abc import AsyncIterator
 from itertools import islice
@@ -71,7 +72,12 @@ class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
             if cached is not None and cached[0] == current:
                 return cached[1]
             # The old reader is dropped, not closed: a query may still be running on it in another thread.
-            reader = GraphReader(repo, connect_readonly(current / DB_NAME))
+            try:
+                reader = GraphReader(repo, connect_readonly(current / DB_NAME))
+            except sqlite3.Error as e:
+                if self._snapshot(repo).current() is None:  # deleted while it was being opened
+                    raise not_found(f"repository {repo!r} has no graph index (deleted just now)") from e
+                raise
             self._readers[repo] = (current, reader)
             return reader
 
