@@ -454,3 +454,8 @@ def test_a_broken_index_is_still_an_error(two_repos, monkeypatch: pytest.MonkeyP
     with pytest.raises(grpc.RpcError) as e:
         listed(two_repos)
     assert e.value.code() == grpc.StatusCode.INTERNAL  # not skipped: it is still indexed
+    # ... and it can be deleted: deleting does not open it.
+    gone = two_repos.DeleteVectorRepository(
+        vector_pb2.DeleteVectorRepositoryRequest(repository="kept"), timeout=30
+    )
+    assert gone.deleted

@@ -387,9 +387,9 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         async with self._write_locks.of(name):
             with self._repos_lock:
                 r = self._repos.pop(name, None)
-            if r is None:
-                r = RepoIndex(self._root(name), name, self.model_ids, self.doc_variant)
-            deleted = await asyncio.to_thread(r.delete)
+            # One never opened is removed without opening it: a broken index can still be deleted.
+            delete = r.delete if r is not None else SnapshotDir(self._root(name)).delete
+            deleted = await asyncio.to_thread(delete)
         return vector_pb2.DeleteVectorRepositoryResponse(deleted=deleted)
 
 
