@@ -22,7 +22,7 @@ from typing import TypeVar
 
 import grpc
 
-from codesearch.common.errors import ServiceError
+from codesearch.common.errors import ServiceError, not_found
 
 T = TypeVar("T")
 
@@ -164,6 +164,19 @@ def dir_bytes(path: Path | None) -> int:
             with contextlib.suppress(FileNotFoundError):
                 total += os.stat(os.path.join(folder, name)).st_size
     return total
+
+
+@contextlib.contextmanager
+def opening(snapdir: SnapshotDir, what: str) -> Iterator[None]:
+    """Around the open of a generation read from CURRENT a moment ago: when the open fails because the repository
+    was deleted meanwhile (`delete` unlinks CURRENT first), NOT_FOUND ("`what` ... deleted just now"), which
+    `open_listed` skips; any other failure stands (a broken index is still an error)."""
+    try:
+        yield
+    except Exception as e:
+        if snapdir.current() is None:
+            raise not_found(f"{what} (deleted just now)") from e
+        raise
 
 
 def open_listed(names: list[str], open_one: Callable[[str], T]) -> list[T]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import threading
 from collections.abc import AsyncIterator
 from itertools import islice
@@ -15,7 +14,7 @@ from codesearch.common.errors import check_limit, check_query, check_repo_name, 
 from codesearch.common.filters import OVERSAMPLE, file_filter
 from codesearch.common.grpc_util import rpc
 from codesearch.common.index_update import IndexBatch, WriteLocks, apply_update_stream, update_result
-from codesearch.common.snapshot import SnapshotDir, dir_bytes, list_repositories, open_listed
+from codesearch.common.snapshot import SnapshotDir, dir_bytes, list_repositories, open_listed, opening
 from codesearch.config import MAX_QUERY_CHARS, Settings
 from codesearch.graph.query import GraphReader, kind_name
 from codesearch.graph.store import (
@@ -72,12 +71,8 @@ class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
             if cached is not None and cached[0] == current:
                 return cached[1]
             # The old reader is dropped, not closed: a query may still be running on it in another thread.
-            try:
+            with opening(self._snapshot(repo), f"repository {repo!r} has no graph index"):
                 reader = GraphReader(repo, connect_readonly(current / DB_NAME))
-            except sqlite3.Error as e:
-                if self._snapshot(repo).current() is None:  # deleted while it was being opened
-                    raise not_found(f"repository {repo!r} has no graph index (deleted just now)") from e
-                raise
             self._readers[repo] = (current, reader)
             return reader
 

@@ -22,7 +22,7 @@ from codesearch.common.errors import (
 )
 from codesearch.common.grpc_util import rpc, rpc_stream
 from codesearch.common.index_update import IndexBatch, WriteLocks, apply_update_stream, update_result
-from codesearch.common.snapshot import SnapshotDir, dir_bytes, list_repositories, open_listed
+from codesearch.common.snapshot import SnapshotDir, dir_bytes, list_repositories, open_listed, opening
 from codesearch.common.text import words
 from codesearch.config import MAX_QUERY_CHARS, Settings
 from codesearch.keyword import snippet
@@ -61,13 +61,12 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
             raise not_found(f"repository {repo!r} is not indexed")
         cached = self._snapshots.get(repo)
         if cached is None or cached.generation != current:
-            try:
-                cached = open_snapshot(current, snapdir.version())
-            except Exception as e:
-                if snapdir.current() is None:  # deleted while it was being opened (SnapshotDir.delete)
-                    raise not_found(f"repository {repo!r} is not indexed (deleted just now)") from e
-                # tantivy takes a lock file even to read: a read-only data directory fails here, plainly.
-                raise storage_error(e, f"the lock file of {repo!r}'s keyword index", current) or e from e
+            with opening(snapdir, f"repository {repo!r} is not indexed"):
+                try:
+                    cached = open_snapshot(current, snapdir.version())
+                except Exception as e:
+                    # tantivy takes a lock file even to read: a read-only data directory fails here, plainly.
+                    raise storage_error(e, f"the lock file of {repo!r}'s keyword index", current) or e from e
             self._snapshots[repo] = cached
         return cached
 

@@ -24,7 +24,7 @@ from codesearch.common.filters import OVERSAMPLE, file_filter
 from codesearch.common.grpc_util import rpc
 from codesearch.common.index_update import IndexBatch, WriteLocks, apply_update_stream, update_result
 from codesearch.common.lifecycle import on_shutdown
-from codesearch.common.snapshot import SnapshotDir, list_repositories, open_listed
+from codesearch.common.snapshot import SnapshotDir, list_repositories, open_listed, opening
 from codesearch.config import Settings
 from codesearch.v1 import vector_pb2, vector_pb2_grpc
 from codesearch.vector import messages
@@ -94,22 +94,12 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         with self._repos_lock:
             r = self._repos.get(name)
             if r is None:
-                r = self._open_repo(name, create)
+                with opening(SnapshotDir(self._root(name)), f"repository {name!r} has no vector index"):
+                    r = RepoIndex(self._root(name), name, self.model_ids, self.doc_variant)
                 if not r.exists and not create:
                     raise not_found(f"repository {name!r} has no vector index")
                 self._repos[name] = r
             return r
-
-    def _open_repo(self, name: str, create: bool) -> RepoIndex:
-        try:
-            return RepoIndex(self._root(name), name, self.model_ids, self.doc_variant)
-        except Exception as e:
-            if SnapshotDir(self._root(name)).current() is not None:
-                raise  # a broken index stays an error: it is still indexed
-            if not create:  # deleted while it was being opened (SnapshotDir.delete unlinks CURRENT first)
-                raise not_found(f"repository {name!r} has no vector index (deleted just now)") from e
-            # An update starts afresh.
-            return RepoIndex(self._root(name), name, self.model_ids, self.doc_variant)
 
     def known_repositories(self) -> list[str]:
         with self._repos_lock:
