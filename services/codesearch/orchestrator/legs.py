@@ -52,6 +52,9 @@ CHANNEL_OPTIONS = [
     # Reconnect quickly after a leg restarts, so it is used again within seconds.
     ("grpc.initial_reconnect_backoff_ms", 200),
     ("grpc.max_reconnect_backoff_ms", 1000),
+    # Own subchannels, not the process-wide pool: a connection that another channel saw refused at this address
+    # (a leg or server that ran there before) is not shared in its backoff with a new server on the same port.
+    ("grpc.use_local_subchannel_pool", 1),
 ]
 
 
