@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -18,6 +19,9 @@ import numpy as np
 from codesearch.common.sqlite_batches import in_batches
 
 SHARED_FILE_WAIT_S = 30.0  # a writer in another process holds the lock for one batch (well under a second)
+SHARED_FILE_RETRY_S = (
+    0.05  # between tries at a new file's setup that another process is doing at the same moment
+)
 
 
 def text_hash(text: str) -> str:
@@ -36,16 +40,28 @@ class EmbeddingCache:
         self._db = sqlite3.connect(
             str(path), check_same_thread=False, isolation_level=None, timeout=SHARED_FILE_WAIT_S
         )
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
-            "PRAGMA synchronous=NORMAL"
-        )  # losing the last few cached vectors on power loss is fine
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS emb (model TEXT NOT NULL, hash TEXT NOT NULL, vec BLOB NOT NULL,"
-            " PRIMARY KEY (model, hash)) WITHOUT ROWID"
-        )
+        self._prepare(deadline=time.monotonic() + SHARED_FILE_WAIT_S)
         self.hits = 0
         self.misses = 0
+
+    def _prepare(self, deadline: float) -> None:
+        # Two processes opening a new file at once can collide on the switch to WAL, where sqlite answers "locked"
+        # at once instead of waiting (its busy handler is skipped to avoid a deadlock): try again until the deadline.
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute(
+                    "PRAGMA synchronous=NORMAL"
+                )  # losing the last few cached vectors on power loss is fine
+                self._db.execute(
+                    "CREATE TABLE IF NOT EXISTS emb (model TEXT NOT NULL, hash TEXT NOT NULL, vec BLOB NOT NULL,"
+                    " PRIMARY KEY (model, hash)) WITHOUT ROWID"
+                )
+                return
+            except sqlite3.OperationalError as err:
+                if "locked" not in str(err) or time.monotonic() > deadline:
+                    raise
+                time.sleep(SHARED_FILE_RETRY_S)
 
     def get_many(self, model_id: str, hashes: list[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
