@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 from codesearch.common.errors import ServiceError
-from codesearch.orchestrator.plan import QUESTION_PATH_WEIGHT, Scope, plan_search
+from codesearch.orchestrator.plan import (
+    LONG_DESCRIPTION_VECTOR_FACTOR,
+    QUESTION_PATH_WEIGHT,
+    Scope,
+    plan_search,
+)
 from codesearch.orchestrator.router import classify
 from codesearch.v1 import common_pb2, graph_pb2, keyword_pb2, search_pb2, vector_pb2
 
@@ -110,3 +115,27 @@ def test_every_mode_boosts_and_only_semantic_mode_asks_for_its_model_and_late_in
         vector = [p.request for p in legs if p.leg == common_pb2.LEG_VECTOR]
         flags = [(r.plain_static_query, r.semantic_static_model, r.late_interaction) for r in vector]
         assert flags == [(False, False, False)]
+
+
+def test_a_long_description_of_one_function_lets_the_vector_leg_lead_with_late_interaction() -> None:
+    long_question = (
+        "how does dict-style log setup wrap nested dicts and lists so prefixed strings get resolved lazily"
+    )
+    short_question = "how are retries with backoff done"
+
+    def vector_and_keyword(query: str, **kw):  # type: ignore[no-untyped-def]
+        legs = {p.leg: p for p in plan_for(query, **kw).legs}
+        return legs[common_pb2.LEG_VECTOR], legs[common_pb2.LEG_KEYWORD]
+
+    vector, keyword = vector_and_keyword(long_question)
+    short_vector, short_keyword = vector_and_keyword(short_question)
+    assert vector.request.late_interaction and not short_vector.request.late_interaction
+    assert vector.weight / keyword.weight == pytest.approx(
+        LONG_DESCRIPTION_VECTOR_FACTOR * short_vector.weight / short_keyword.weight
+    )
+    assert vector.weight > keyword.weight and short_vector.weight < short_keyword.weight
+    # The same words quoted are a literal to find, not a description to understand.
+    quoted = plan_for(f'"{long_question}"').legs
+    assert not any(
+        p.leg == common_pb2.LEG_VECTOR and p.request and p.request.late_interaction for p in quoted
+    )

@@ -121,7 +121,7 @@ def rank_one(q: QueryLegs, v: Variant) -> list[fusion.FusedHit]:
     weights = dict(v.weights)
     if v.routed:
         route = classify(q.query)
-        by_leg = routed_weights(route, search_pb2.PRESET_DEFAULT)
+        by_leg = routed_weights(route, search_pb2.PRESET_DEFAULT, q.query)
         if route.confidence >= DIRECT_CONFIDENCE and by_leg:  # the direct path, as plan.py
             top = max(by_leg, key=lambda leg: by_leg[leg])
             by_leg = {top: by_leg[top]} if any(h for leg, h in available.values() if leg == top) else by_leg

@@ -27,7 +27,7 @@ from google.protobuf.json_format import MessageToDict
 
 from codesearch.eval.harness import MODES, RERANK, SEARCH_TIMEOUT_S, Variant, vector_tier
 from codesearch.eval.polyglot import PolyglotSet, PolyQuery
-from codesearch.orchestrator.plan import QUESTION_PATH_WEIGHT, Scope, vector_request
+from codesearch.orchestrator.plan import QUESTION_PATH_WEIGHT, Scope, routed_vector_request
 from codesearch.orchestrator.query_terms import query_names
 from codesearch.orchestrator.router import classify
 from codesearch.v1 import (
@@ -240,10 +240,9 @@ def dump_legs(
         }
         if with_vector:
             # The vector list routed `auto` fuses (offline replays of the ranking read it), asked by the
-            # orchestrator's own request (a boosted static query, LEG_DEPTH hits).
-            vec = vector.VectorSearch(
-                vector_request(q.text, Scope.of(search_pb2.SearchRequest(), repos)), timeout=t
-            )
+            # orchestrator's own request (a boosted static query, LEG_DEPTH hits, late interaction where it leads).
+            scope = Scope.of(search_pb2.SearchRequest(), repos)
+            vec = vector.VectorSearch(routed_vector_request(classify(q.text), q.text, scope), timeout=t)
             legs["vector"] = _dicts(vec.hits)
         for name in asked_names(q.text):
             defs = graph.FindDefinitions(
