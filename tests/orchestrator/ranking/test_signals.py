@@ -122,6 +122,11 @@ def test_path_penalties_and_the_test_exception() -> None:
     assert signals.path_penalty("docs_src/app.py", p) == p.example_penalty
     assert signals.path_penalty("types/model.d.ts", p) == p.typedef_penalty
     assert signals.path_penalty("src/router.ts", p) == 1.0
+    # Interface declarations apart from their implementation count as type declarations.
+    for interface_file in ("Contracts/Container/Container.php", "Queue/Connectors/ConnectorInterface.php"):
+        assert signals.path_penalty(interface_file, p) == p.typedef_penalty, interface_file
+    assert signals.path_penalty("Container/Container.php", p) == 1.0
+    assert signals.path_penalty("Serialization/JsonContract.cs", p) == 1.0  # a class named after contracts
     assert signals.path_penalty("site/content/user_guide.md", p) == p.docs_penalty
     for build_file in ("Makefile", "tools/GNUmakefile", "docker/Dockerfile", "CMakeLists.txt", "rules.mk"):
         assert signals.path_penalty(build_file, p) == p.docs_penalty, build_file
