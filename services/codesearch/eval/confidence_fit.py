@@ -319,6 +319,10 @@ def shipped_model(a: Answer) -> float:
 
 def write_model(path: str, bias: float, weights: Sequence[float], cap: float) -> None:
     """Replaces SENTENCE_BIAS, SENTENCE_WEIGHTS (one per FEATURES entry) and SENTENCE_CAP in confidence.py."""
+    if not Path(path).is_file():
+        raise SystemExit(
+            f"{path}: no such file (--write rewrites the constants of an existing confidence.py)"
+        )
     source = Path(path).read_text(encoding="utf-8")
     numbers = ", ".join(f"{w:.3f}" for w in weights)
     replacements = {
