@@ -7,6 +7,7 @@ from codesearch.common.errors import ServiceError
 from codesearch.orchestrator.plan import (
     LONG_DESCRIPTION_VECTOR_FACTOR,
     QUESTION_PATH_WEIGHT,
+    LegPlan,
     Scope,
     plan_search,
 )
@@ -123,8 +124,8 @@ def test_a_long_description_of_one_function_lets_the_vector_leg_lead_with_late_i
     )
     short_question = "how are retries with backoff done"
 
-    def vector_and_keyword(query: str, **kw):  # type: ignore[no-untyped-def]
-        legs = {p.leg: p for p in plan_for(query, **kw).legs}
+    def vector_and_keyword(query: str) -> tuple[LegPlan, LegPlan]:
+        legs = {p.leg: p for p in plan_for(query).legs}
         return legs[common_pb2.LEG_VECTOR], legs[common_pb2.LEG_KEYWORD]
 
     vector, keyword = vector_and_keyword(long_question)

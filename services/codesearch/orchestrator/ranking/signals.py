@@ -131,13 +131,12 @@ TEST_FILE = re.compile(
 TEST_DIR = re.compile(r"(?:^|/)(?:tests?|__tests__|spec|testing)(?:/|$)")
 COMPAT_DIR = re.compile(r"(?:^|/)(?:compat|_compat|legacy)(?:/|$)")
 EXAMPLE_DIR = re.compile(r"(?:^|/)(?:_?examples?|docs?_src)(?:/|$)")
-TYPE_DECLARATION = re.compile(r"\.d\.ts$")
-# Interface declarations kept apart from their implementation (Laravel's Contracts/, *Interface.php, Java/Kotlin
-# interfaces/ folders) hold signatures that repeat the implementation's words: typedef_penalty too, the .d.ts value
-# unchanged. Offline replay of the server's legs (eval/offline.py): laravel-framework 0.641 -> 0.697 (fit 0.881 ->
-# 0.887; "Container" found Contracts/Container/Container.php before Container/Container.php); 0.85: 0.668, 0.5:
-# 0.698. No held-out repository has such files (held-out 0.868 either way): the evidence is one fit repository.
-INTERFACE_FILE = re.compile(r"(?:^|/)(?:[Cc]ontracts?|[Ii]nterfaces?)/|Interface\.\w+$")
+# Type declarations: .d.ts stubs, and interface declarations kept apart from their implementation (Laravel's
+# Contracts/, *Interface.php, Java/Kotlin interfaces/ folders), whose signatures repeat the implementation's words.
+# Interfaces were added at the .d.ts value, unchanged. Offline replay of the server's legs (eval/offline.py):
+# laravel-framework 0.641 -> 0.697 (fit 0.881 -> 0.887; "Container" found Contracts/Container/Container.php before
+# Container/Container.php); 0.85: 0.668, 0.5: 0.698. No held-out repository has such files (held-out 0.868 either way): the evidence is one fit repository.
+TYPE_DECLARATION = re.compile(r"\.d\.ts$|(?:^|/)(?:[Cc]ontracts?|[Ii]nterfaces?)/|Interface\.\w+$")
 # Prose, configuration and build files, chunked since the parser knows them: a code question rarely wants them
 # (chi's Makefile rule `test-router:` came second for the name "Router" once Makefiles were chunked by rule).
 DOCS_FILE = re.compile(
@@ -195,7 +194,7 @@ def path_penalty(path: str, p: Params = SHIPPED, defines: bool = False) -> float
         factor *= p.compat_penalty
     if EXAMPLE_DIR.search(path):
         factor *= p.example_penalty
-    if TYPE_DECLARATION.search(path) or INTERFACE_FILE.search(path):
+    if TYPE_DECLARATION.search(path):
         factor *= p.typedef_penalty
     if DOCS_FILE.search(path):
         factor *= p.docs_penalty
