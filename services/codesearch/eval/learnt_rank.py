@@ -53,6 +53,7 @@ BOOST_NAMES = (
     "defines_query_name",
     "path_words",
     "file_coherence",
+    "vector_coherence",
     "path_penalty",
     "file_saturation",
     "centrality",

@@ -206,6 +206,7 @@ def ablations(base: Variant) -> list[Variant]:
         ("-definition", lambda x: dataclasses.replace(x, definition_boost=0.0)),
         ("-path_words", lambda x: dataclasses.replace(x, stem_boost=0.0)),
         ("-coherence", lambda x: dataclasses.replace(x, coherence=0.0)),
+        ("-vector_coherence", lambda x: dataclasses.replace(x, vector_coherence=0.0)),
         ("-penalties", signals.without_path_penalties),
         ("-saturation", lambda x: dataclasses.replace(x, saturation_decay=1.0)),
         ("-specific", lambda x: dataclasses.replace(x, specific_words=0)),

@@ -14,6 +14,7 @@ NONE = dataclasses.replace(
     definition_boost=0.0,
     stem_boost=0.0,
     coherence=0.0,
+    vector_coherence=0.0,
     saturation_decay=1.0,
 )
 
@@ -156,6 +157,34 @@ def test_coherence_lifts_a_file_with_several_good_chunks() -> None:
         p=p,
     )
     assert paths(ranked)[0] == "hot.go:1"
+
+
+def test_vector_coherence_lifts_the_file_the_vector_leg_returns_again_and_again() -> None:
+    # BM25 puts lone.go first; the vector leg's first place is other.go, its next two are both in hot.go.
+    keyword = [hit("lone.go", 1, 9), hit("hot.go", 1, 9)]
+    vector = [hit("other.go", 1, 9), hit("hot.go", 20, 29), hit("hot.go", 40, 49)]
+
+    def ranked(p: signals.Params, query: str = "how is the hot path kept warm") -> list[str]:
+        cands = fuse([(common_pb2.LEG_KEYWORD, 1.0, keyword), (common_pb2.LEG_VECTOR, 1.0, vector)], 60.0)
+        return [f.hit.location.path for f in signals.rank(cands, query, [], p=p)]
+
+    def voted(p: signals.Params, query: str = "how is the hot path kept warm") -> list[str]:
+        cands = fuse([(common_pb2.LEG_KEYWORD, 1.0, keyword), (common_pb2.LEG_VECTOR, 1.0, vector)], 60.0)
+        ranked = signals.rank(cands, query, [], p=p)
+        return sorted(
+            f.hit.location.path for f in ranked if any(b.name == "vector_coherence" for b in f.boosts)
+        )
+
+    on = dataclasses.replace(NONE, vector_coherence=0.6)
+    assert ranked(NONE)[0] == "lone.go"
+    assert ranked(on)[0] == "hot.go"
+    assert voted(on) == ["hot.go", "other.go"]  # each voted file's best chunk, once; lone.go has no vote
+    # Only the vector leg's first vector_coherence_depth places vote: at depth 1 hot.go gets nothing.
+    shallow = dataclasses.replace(on, vector_coherence_depth=1)
+    assert ranked(shallow)[0] == "other.go" and voted(shallow) == ["other.go"]
+    # A long description of one function gets no file-level signal, this one included.
+    long = "keep the hot path warm by reusing the pooled buffers between two requests of one client"
+    assert signals.is_specific(long) and voted(signals.SHIPPED, long) == []
 
 
 def test_saturation_gives_other_files_room() -> None:
