@@ -45,3 +45,13 @@ def test_definitions_become_chunks_with_breadcrumbs() -> None:
 def test_empty_and_blank_files() -> None:
     assert chunk_lines([], []) == []
     assert chunk_lines(["", "  ", ""], []) == []
+
+
+def test_a_method_outside_its_types_lines_is_its_own_chunk() -> None:
+    # Go: `type Mux struct` is small; its methods follow it at the top level of the file, their parent "Mux".
+    lines = ["package chi", "", "type Mux struct {", "    tree *node", "}", ""]
+    lines += [f"func (mx *Mux) M{i}() {{ mx.tree = nil }}" for i in range(40)]
+    methods = [D(f"M{i}", f"Mux.M{i}", 7 + i, 7 + i, parent="Mux") for i in range(40)]
+    spans = chunk_lines(lines, [D("Mux", "Mux", 3, 5), *methods])
+    assert {s.symbol for s in spans} >= {"Mux", "Mux.M0", "Mux.M39"}
+    assert next(s for s in spans if s.symbol == "Mux.M7").start_line == 14
