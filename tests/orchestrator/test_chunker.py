@@ -26,7 +26,10 @@ def test_windows_cover_every_line_and_cut_at_blank_lines() -> None:
 
 
 def test_definitions_become_chunks_with_breadcrumbs() -> None:
-    lines = ["import os", ""] + [f"    line {i}" for i in range(3, 301)]
+    lines = ["import os, sys, json, collections, functools, itertools", ""] + [
+        f"    line {i}" for i in range(3, 301)
+    ]
+    lines[10] = lines[40] = ""  # nothing directly above Big or m2 (a scrap there would open them)
     small = D("f", "f", 3, 10)
     big = D("Big", "Big", 12, 12 + MAX_DEFINITION_LINES + 50)
     m1 = D("m1", "Big.m1", 20, 40, parent="Big")
@@ -50,8 +53,50 @@ def test_empty_and_blank_files() -> None:
 def test_a_method_outside_its_types_lines_is_its_own_chunk() -> None:
     # Go: `type Mux struct` is small; its methods follow it at the top level of the file, their parent "Mux".
     lines = ["package chi", "", "type Mux struct {", "    tree *node", "}", ""]
-    lines += [f"func (mx *Mux) M{i}() {{ mx.tree = nil }}" for i in range(40)]
-    methods = [D(f"M{i}", f"Mux.M{i}", 7 + i, 7 + i, parent="Mux") for i in range(40)]
+    for i in range(40):
+        lines += [f"func (mx *Mux) M{i}() {{", "    mx.tree = nil", "}"]
+    methods = [D(f"M{i}", f"Mux.M{i}", 7 + 3 * i, 9 + 3 * i, parent="Mux") for i in range(40)]
     spans = chunk_lines(lines, [D("Mux", "Mux", 3, 5), *methods])
     assert {s.symbol for s in spans} >= {"Mux", "Mux.M0", "Mux.M39"}
-    assert next(s for s in spans if s.symbol == "Mux.M7").start_line == 14
+    assert next(s for s in spans if s.symbol == "Mux.M7").start_line == 28
+
+
+def test_scraps_join_a_neighbour() -> None:
+    # A class split into its methods leaves its closing brace alone; PHP opens with `<?php` and `namespace X;`;
+    # an attribute directly above a method opens it.
+    body = [f"        $x{i} = {i};" for i in range(MAX_DEFINITION_LINES)]
+    lines = [
+        "<?php",
+        "",
+        "namespace Illuminate\\Queue;",
+        "",
+        "class QueueManager",
+        "{",
+        "    public function connection($name)",
+        "    {",
+        *body,
+        "    }",
+        "",
+        "    #[Deprecated]",
+        "    public function name() { return $this->name; }",
+        "}",
+    ]
+    n = len(lines)
+    defs = [
+        D("Queue", "Queue", 3, 3),
+        D("QueueManager", "QueueManager", 5, n),
+        D("connection", "QueueManager.connection", 7, n - 4, parent="QueueManager"),
+        D("name", "QueueManager.name", n - 1, n - 1, parent="QueueManager"),
+    ]
+    spans = chunk_lines(lines, defs)
+    assert [(s.start_line, s.end_line, s.symbol) for s in spans] == [
+        (1, 6, "QueueManager"),  # `<?php`, the namespace line and the class header, one chunk
+        (7, n - 4, "QueueManager.connection"),
+        (n - 3, n, "QueueManager.name"),  # the attribute above it opens it, the class's `}` ends it
+    ]
+    # A small definition of several lines is not a scrap; a one-liner opens what follows it.
+    sql = ["CREATE TABLE t (", "  id INT", ");", "", "CREATE VIEW v AS SELECT * FROM t;"]
+    assert [s.symbol for s in chunk_lines(sql, [D("t", "t", 1, 3), D("v", "v", 5, 5)])] == ["t", "v"]
+    go = ["func a() { return }", "func b() { return }"]
+    spans = chunk_lines(go, [D("a", "a", 1, 1), D("b", "b", 2, 2)])
+    assert [(s.start_line, s.end_line, s.symbol) for s in spans] == [(1, 2, "b")]
