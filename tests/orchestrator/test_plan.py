@@ -6,13 +6,13 @@ import pytest
 from codesearch.common.errors import ServiceError
 from codesearch.orchestrator.plan import (
     LONG_DESCRIPTION_VECTOR_FACTOR,
-    LONG_DESCRIPTION_WORDS,
     QUESTION_PATH_WEIGHT,
     LegPlan,
     Scope,
     plan_search,
 )
 from codesearch.orchestrator.query_terms import content_words
+from codesearch.orchestrator.ranking.signals import SHIPPED
 from codesearch.orchestrator.router import classify
 from codesearch.v1 import common_pb2, graph_pb2, keyword_pb2, search_pb2, vector_pb2
 
@@ -137,12 +137,12 @@ def test_a_long_description_of_one_function_lets_the_vector_leg_lead_with_late_i
         LONG_DESCRIPTION_VECTOR_FACTOR * short_vector.weight / short_keyword.weight
     )
     assert vector.weight > keyword.weight and short_vector.weight < short_keyword.weight
-    # "Long" starts past LONG_DESCRIPTION_WORDS content words.
+    # "Long" starts past signals' specific_words content words.
     nine = "how does the parser split quoted shell words into tokens respecting escapes"
     eight = "how does the parser split quoted shell words into tokens respecting"
     assert [len(content_words(q)) for q in (nine, eight)] == [
-        LONG_DESCRIPTION_WORDS + 1,
-        LONG_DESCRIPTION_WORDS,
+        SHIPPED.specific_words + 1,
+        SHIPPED.specific_words,
     ]
     assert vector_and_keyword(nine)[0].request.late_interaction
     assert not vector_and_keyword(eight)[0].request.late_interaction

@@ -13,9 +13,9 @@ from google.protobuf.message import Message
 
 from codesearch.common.errors import invalid
 from codesearch.orchestrator.expansion import expand
-from codesearch.orchestrator.query_terms import content_words
 from codesearch.orchestrator.ranking import adaptive
 from codesearch.orchestrator.ranking.fusion import Leg
+from codesearch.orchestrator.ranking.signals import is_specific
 from codesearch.orchestrator.router import DIRECT_CONFIDENCE, Route, weights_for
 from codesearch.v1 import common_pb2, graph_pb2, keyword_pb2, search_pb2, vector_pb2
 
@@ -29,7 +29,7 @@ QUESTION_PATH_WEIGHT = 1.0
 # Keyword-leg query expansion (expansion.py). Off: on the dev set it lowered keyword MRR@10 from 0.880 to 0.868
 # (concept 0.913 → 0.895): extra terms dilute the exact wording that docstring and message queries carry.
 USE_QUERY_EXPANSION = False
-# A long description of one function (more than LONG_DESCRIPTION_WORDS content words, e.g. "how does dict-style log
+# A long description of one function (signals.is_specific: more than 8 content words, e.g. "how does dict-style log
 # setup wrap nested dicts and lists so prefixed strings get resolved lazily") names what the code does in words the
 # code seldom repeats: the vector leg leads (its weight times this), asked with token late interaction,
 # and the keyword leg breaks ties. Chosen on the tune half of the stdlib paraphrase set (85 of its 130 questions are
@@ -37,13 +37,6 @@ USE_QUERY_EXPANSION = False
 # leg answers: 1 (before) 0.245 / 0.269, 3 0.265 / 0.302, 10 0.278 / 0.305, 30 0.289 / 0.297, 100 0.290 / 0.285;
 # without late interaction every factor lost (30: 0.227 / 0.231). Check half at 30: 0.284 -> 0.302 / 0.313 -> 0.329.
 LONG_DESCRIPTION_VECTOR_FACTOR = 30.0
-# "Long" from this many content words on (it was signals.Params.specific_words, 9, where the file-level signals stand
-# aside). Through the server on a static and a two-tier home (chunker version 3), paraphrase nDCG@10 tune / check,
-# static then transformer: more than 9 (before) 0.298 / 0.300, 0.313 / 0.331; more than 8 0.304 / 0.302, 0.329 /
-# 0.331; more than 7 0.299 / 0.322, 0.323 / 0.334 (polyglot fit 0.901 -> 0.898). The 28 paraphrases of exactly 9
-# words had `semantic` 0.06 above `auto` on both tiers. Polyglot fit / held-out 0.901 / 0.882 and the dev set unchanged
-# at 8.
-LONG_DESCRIPTION_WORDS = 8
 # The service that answers each leg.
 LEG_SERVICE: dict[int, str] = {
     common_pb2.LEG_KEYWORD: "keyword",
@@ -171,8 +164,7 @@ def routed_weights(route: Route, preset: int, query: str) -> dict[Leg, float]:
 
 def leans_on_meaning(route: Route, query: str) -> bool:
     """A question about meaning that is a long description of one function (LONG_DESCRIPTION_VECTOR_FACTOR)."""
-    long = len(content_words(query)) > LONG_DESCRIPTION_WORDS
-    return route.intent == search_pb2.INTENT_UNDERSTAND_CODE and long
+    return route.intent == search_pb2.INTENT_UNDERSTAND_CODE and is_specific(query)
 
 
 def _forced(mode: int, query: str, route: Route, scope: Scope) -> tuple[Leg, int, Message] | None:
