@@ -33,7 +33,7 @@ from codesearch.eval.polyglot import (
 )
 from codesearch.eval.polyglot import _norm as norm_path
 from codesearch.orchestrator.query_terms import content_words, query_names, split_identifier
-from codesearch.orchestrator.ranking import adaptive, signals
+from codesearch.orchestrator.ranking import adaptive, path_kinds, signals
 from codesearch.orchestrator.ranking.fusion import FusedHit
 from codesearch.orchestrator.router import classify
 from codesearch.v1 import common_pb2
@@ -188,8 +188,8 @@ def candidate_features(ranked: Sequence[FusedHit], query: str) -> list[list[floa
                 float(bool(names) and signals.defines_name(f, names, [])),
                 math.log1p(max(0, loc.end_line - loc.start_line + 1)),
                 float(loc.path.count("/")),
-                float(bool(signals.DOCS_FILE.search(loc.path))),
-                float(bool(signals.TEST_FILE.search(loc.path) or signals.TEST_DIR.search(loc.path))),
+                float(bool(path_kinds.DOCS_FILE.search(loc.path))),
+                float(bool(path_kinds.TEST_FILE.search(loc.path) or path_kinds.TEST_DIR.search(loc.path))),
             ]
         )
     return rows
