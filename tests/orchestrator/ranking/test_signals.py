@@ -6,7 +6,7 @@ import dataclasses
 
 from codesearch.orchestrator.query_terms import content_words, is_symbol_query, query_names, split_identifier
 from codesearch.orchestrator.ranking import signals
-from codesearch.orchestrator.ranking.fusion import fuse
+from codesearch.orchestrator.ranking.fusion import FusedHit, fuse
 from codesearch.v1 import common_pb2
 
 NONE = dataclasses.replace(
@@ -164,16 +164,16 @@ def test_vector_coherence_lifts_the_file_the_vector_leg_returns_again_and_again(
     keyword = [hit("lone.go", 1, 9), hit("hot.go", 1, 9)]
     vector = [hit("other.go", 1, 9), hit("hot.go", 20, 29), hit("hot.go", 40, 49)]
 
-    def ranked(p: signals.Params, query: str = "how is the hot path kept warm") -> list[str]:
+    def ranking(p: signals.Params, query: str) -> list[FusedHit]:
         cands = fuse([(common_pb2.LEG_KEYWORD, 1.0, keyword), (common_pb2.LEG_VECTOR, 1.0, vector)], 60.0)
-        return [f.hit.location.path for f in signals.rank(cands, query, [], p=p)]
+        return signals.rank(cands, query, [], p=p)
+
+    def ranked(p: signals.Params, query: str = "how is the hot path kept warm") -> list[str]:
+        return [f.hit.location.path for f in ranking(p, query)]
 
     def voted(p: signals.Params, query: str = "how is the hot path kept warm") -> list[str]:
-        cands = fuse([(common_pb2.LEG_KEYWORD, 1.0, keyword), (common_pb2.LEG_VECTOR, 1.0, vector)], 60.0)
-        ranked = signals.rank(cands, query, [], p=p)
-        return sorted(
-            f.hit.location.path for f in ranked if any(b.name == "vector_coherence" for b in f.boosts)
-        )
+        boosted = [f for f in ranking(p, query) if any(b.name == "vector_coherence" for b in f.boosts)]
+        return sorted(f.hit.location.path for f in boosted)
 
     on = dataclasses.replace(NONE, vector_coherence=0.6)
     assert ranked(NONE)[0] == "lone.go"
