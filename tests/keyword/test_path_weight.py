@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import grpc
 import pytest
-from codesearch.common.index_update import update_messages
-from codesearch.config import Settings
-from codesearch.keyword.service import register
 from codesearch.v1 import keyword_pb2, keyword_pb2_grpc
-
-from tests.keyword.test_store_incremental import indexed
 
 # The answer to QUESTION is the file under queue/, whose text never says
 # "queue"; jobs.py says "queue" twice and never "resolve".
@@ -21,14 +16,8 @@ QUESTION = "where does the queue resolve things"
 
 
 @pytest.fixture
-def stub(start_server, settings: Settings) -> keyword_pb2_grpc.KeywordServiceStub:  # type: ignore[no-untyped-def]
-    server = start_server([lambda s: register(s, settings)])
-    stub = keyword_pb2_grpc.KeywordServiceStub(grpc.insecure_channel(server.address))
-    files = [indexed(p, t) for p, t in REPO.items()]
-    stub.UpdateKeywordIndex(
-        iter(update_messages(keyword_pb2.UpdateKeywordIndexRequest, "demo", files, [], True, 1))
-    )
-    return stub
+def stub(keyword_repo) -> keyword_pb2_grpc.KeywordServiceStub:  # type: ignore[no-untyped-def]
+    return keyword_repo(REPO)  # type: ignore[no-any-return]
 
 
 def paths(stub: keyword_pb2_grpc.KeywordServiceStub, path_weight: float) -> list[str]:

@@ -10,7 +10,7 @@ import pytest
 from codesearch.config import Settings
 from codesearch.orchestrator import chunker
 from codesearch.server import registrars
-from codesearch.v1 import search_pb2, search_pb2_grpc
+from codesearch.v1 import common_pb2, search_pb2, search_pb2_grpc
 
 SERVICES = (
     "keyword",
@@ -210,3 +210,19 @@ def test_a_name_defined_nowhere_falls_back_from_direct_to_every_leg(stub, tmp_pa
     undefined = search(stub, "where is missing_name defined", mode="auto")
     assert undefined.intent == search_pb2.INTENT_FIND_DEFINITION
     assert undefined.strategy == search_pb2.STRATEGY_RRF_AFTER_DIRECT and "config.py" in paths(undefined)
+
+
+def test_a_question_whose_words_do_not_meet_as_written_is_answered_from_word_stems(
+    stub, tmp_path: Path
+) -> None:
+    index(stub, write_repo(tmp_path / "demo"))
+
+    def keyword_report(resp: search_pb2.SearchResponse) -> str:
+        [report] = [r for r in resp.legs if r.leg == common_pb2.LEG_KEYWORD]
+        return report.detail
+
+    # No chunk says "configurations" or "parsed"; their stems meet in config.py's "Configuration" and parse_config.
+    asked = search(stub, "how are configurations parsed", "auto")
+    assert "word stems" in keyword_report(asked) and paths(asked)[0] == "config.py"
+    # The keyword mode asks the words as written.
+    assert "word stems" not in keyword_report(search(stub, "how are configurations parsed", "keyword"))

@@ -7,6 +7,7 @@ from codesearch.common.errors import ServiceError
 from codesearch.orchestrator.plan import (
     LONG_DESCRIPTION_VECTOR_FACTOR,
     QUESTION_PATH_WEIGHT,
+    STEM_BELOW_COVERAGE,
     LegPlan,
     Scope,
     plan_search,
@@ -66,6 +67,7 @@ def test_a_meaning_query_asks_keyword_and_vector_with_the_whole_query_and_filter
         languages=["python"],
         path_glob="src/*",
         path_weight=QUESTION_PATH_WEIGHT,  # a question: its words count in file paths too
+        stem_below_coverage=STEM_BELOW_COVERAGE,  # word stems when its words do not meet in one chunk
     )
     assert requests[common_pb2.LEG_VECTOR] == vector_pb2.VectorSearchRequest(
         repositories=["repo"],
@@ -151,3 +153,22 @@ def test_a_long_description_of_one_function_lets_the_vector_leg_lead_with_late_i
     assert not any(
         p.leg == common_pb2.LEG_VECTOR and p.request and p.request.late_interaction for p in quoted
     )
+
+
+def keyword_stems(query: str, **kw) -> float:  # type: ignore[no-untyped-def]
+    requests = {p.leg: p.request for p in plan_for(query, **kw).legs if p.request is not None}
+    return requests[common_pb2.LEG_KEYWORD].stem_below_coverage  # type: ignore[no-any-return]
+
+
+def test_only_short_meaning_questions_may_turn_to_word_stems() -> None:
+    assert 0 < STEM_BELOW_COVERAGE <= 1
+    assert keyword_stems("cookie setting and signing on the response") == pytest.approx(STEM_BELOW_COVERAGE)
+    assert keyword_stems("how are retries with backoff done") == pytest.approx(STEM_BELOW_COVERAGE)
+    # A literal is matched as written; so are names and long descriptions of one function (the vector leg leads).
+    assert keyword_stems('find "connection refused"', preset=search_pb2.PRESET_THOROUGH) == 0.0
+    assert keyword_stems("parse_config") == 0.0
+    long = "how does dict-style log setup wrap nested dicts and lists so prefixed strings get resolved lazily"
+    assert keyword_stems(long) == 0.0
+    # Forced modes and the equal-weight baseline ask the words as written.
+    assert keyword_stems("how are retries with backoff done", mode=search_pb2.SEARCH_MODE_KEYWORD) == 0.0
+    assert keyword_stems("how are retries with backoff done", mode=search_pb2.SEARCH_MODE_NAIVE_HYBRID) == 0.0

@@ -3,8 +3,9 @@
 Each consumer uses the cut its measurements were made with (changing one changes rankings, reranker features or
 embeddings), but none keeps its own copy:
 
-- `words`: code tokens (native tokenizer; identifiers whole and split), the keyword leg's snippets and the
-  orchestrator's keyword coverage.
+- `words`: code tokens (native tokenizer; identifiers whole and split), the keyword leg's snippets and
+  `coverage`, the share of a query's words in a hit (the keyword leg's stem fallback, the orchestrator's adaptive
+  weights).
 - `ascii_words`: lower-case runs of ASCII letters and digits, for prose questions (context packs, expansion).
 - `subwords`: identifiers split at case changes, minus QUESTION_STOPWORDS (the reranker's lexical features).
 - `split_identifier` / `IDENTIFIER` / CODE_STOPWORDS: the embedding text's identifier words.
@@ -171,6 +172,13 @@ CODE_STOPWORDS = frozenset(
 def words(text: str) -> set[str]:
     """Lower-cased code tokens (identifiers whole and split into parts) of at least two characters."""
     return {t.lower() for t in _native.code_tokens(text) if len(t) >= MIN_WORD_CHARS}
+
+
+def coverage(query_words: set[str], text: str) -> float:
+    """Share of the query's words (`words`) found in `text` (0.0 for a query without words)."""
+    if not query_words:
+        return 0.0
+    return len(query_words & words(text)) / len(query_words)
 
 
 def ascii_words(text: str) -> list[str]:

@@ -27,7 +27,12 @@ from google.protobuf.json_format import MessageToDict
 
 from codesearch.eval.harness import MODES, RERANK, SEARCH_TIMEOUT_S, Variant, vector_tier
 from codesearch.eval.polyglot import PolyglotSet, PolyQuery
-from codesearch.orchestrator.plan import QUESTION_PATH_WEIGHT, Scope, routed_vector_request
+from codesearch.orchestrator.plan import (
+    QUESTION_PATH_WEIGHT,
+    Scope,
+    keyword_stem_coverage,
+    routed_vector_request,
+)
 from codesearch.orchestrator.query_terms import query_names
 from codesearch.orchestrator.router import classify
 from codesearch.v1 import (
@@ -211,7 +216,7 @@ def dump_legs(
     progress: Callable[[int], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Per query: {"query_id", "repo", "query", "legs": {"keyword": [hit...], "keyword_paths": [hit...] (asked with
-    plan.QUESTION_PATH_WEIGHT), "vector": [hit...],
+    plan.QUESTION_PATH_WEIGHT; both with word stems where routed `auto` asks for them), "vector": [hit...],
     "definition": {name: [symbol...]}, "callers": {name: [reference...]}}}, each leg's own RPC answer (asked on
     the same server, which hosts every service), before any fusion, boost or per-file cut."""
     keyword = keyword_pb2_grpc.KeywordServiceStub(channel)
@@ -221,14 +226,22 @@ def dump_legs(
 
     def one(q: PolyQuery) -> dict[str, Any]:
         repos = [q.repo]
+        # Word stems where routed `auto` asks for them (plan.keyword_stem_coverage), so the replay matches.
+        stem_below = keyword_stem_coverage(classify(q.text), q.text)
         kw = keyword.KeywordSearch(
-            keyword_pb2.KeywordSearchRequest(repositories=repos, query=q.text, limit=LEG_DUMP_DEPTH),
+            keyword_pb2.KeywordSearchRequest(
+                repositories=repos, query=q.text, limit=LEG_DUMP_DEPTH, stem_below_coverage=stem_below
+            ),
             timeout=t,
         )
         # The keyword leg as a routed question asks it (plan.py: path words count), so the replay matches.
         kw_paths = keyword.KeywordSearch(
             keyword_pb2.KeywordSearchRequest(
-                repositories=repos, query=q.text, limit=LEG_DUMP_DEPTH, path_weight=QUESTION_PATH_WEIGHT
+                repositories=repos,
+                query=q.text,
+                limit=LEG_DUMP_DEPTH,
+                path_weight=QUESTION_PATH_WEIGHT,
+                stem_below_coverage=stem_below,
             ),
             timeout=t,
         )

@@ -2,6 +2,8 @@
 
 Text is tokenised by the native `code_tokens` (identifiers whole and split into camelCase/snake_case parts,
 lower-cased) and handed to tantivy with a whitespace tokenizer, so indexing and querying split identically.
+Each searched field is indexed twice: as written, and as word stems (English Snowball: "signing", "signed" and
+"signs" are one term), which a search asks for with `stemmed=True`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,11 @@ import tantivy
 from codesearch import _native
 
 TOKENIZER = "code_ws"
+STEM_TOKENIZER = "code_stem"
+# Code comments and identifiers are overwhelmingly English; tantivy's Snowball stemmer for it.
+STEM_LANGUAGE = "english"
+# Searched fields and their stemmed twins (written with STEM_TOKENIZER from the same code tokens).
+STEMMED_FIELD = {"body": "body_stem", "symbol_tokens": "symbol_stem", "path_tokens": "path_stem"}
 # Field weights, measured on the dev set (keyword mode, MRR@10 ALL): body alone 0.818; + symbol names at 0.5
 # 0.881 (definitions 0.716 → 0.931); symbol at 1.0 0.857 and at 3.0 with path 2.0 0.594 (names drown the text of
 # exact-message and docstring queries); any path or breadcrumb weight lowered impact and concept queries.
@@ -59,6 +66,8 @@ def _schema() -> tantivy.Schema:
     )  # for snippets only; the body field is what is searched
     b.add_text_field("symbol", stored=True, tokenizer_name="raw")
     b.add_text_field("breadcrumb", stored=True, tokenizer_name="raw")
+    for stemmed in STEMMED_FIELD.values():
+        b.add_text_field(stemmed, stored=False, tokenizer_name=STEM_TOKENIZER)
     return b.build()
 
 
@@ -70,10 +79,41 @@ def _analyzer() -> tantivy.TextAnalyzer:
     )
 
 
+def _stem_analyzer() -> tantivy.TextAnalyzer:
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace())
+        .filter(tantivy.Filter.remove_long(MAX_TOKEN_CHARS))
+        .filter(tantivy.Filter.stemmer(STEM_LANGUAGE))
+        .build()
+    )
+
+
+def _register(index: tantivy.Index) -> None:
+    index.register_tokenizer(TOKENIZER, _analyzer())
+    index.register_tokenizer(STEM_TOKENIZER, _stem_analyzer())
+
+
 def _open(path: Path) -> tantivy.Index:
     index = tantivy.Index(_schema(), path=str(path), reuse=True)
-    index.register_tokenizer(TOKENIZER, _analyzer())
+    _register(index)
     return index
+
+
+_STEMMER = _stem_analyzer()
+
+
+def stems(words: set[str]) -> set[str]:
+    """The word stems of code tokens, as the stemmed fields index them."""
+    return {term for w in words for term in _STEMMER.analyze(w)}
+
+
+def _has_stems(schema: tantivy.Schema) -> bool:
+    """False for indexes written before the stemmed fields (they answer stemmed searches as written)."""
+    try:
+        tantivy.Query.term_query(schema, STEMMED_FIELD["body"], "x")
+    except ValueError:
+        return False
+    return True
 
 
 def write(path: Path, base: Path | None, docs: list[ChunkDoc], drop_paths: set[str]) -> int:
@@ -82,6 +122,11 @@ def write(path: Path, base: Path | None, docs: list[ChunkDoc], drop_paths: set[s
     Returns the number of documents in the committed index.
     """
     path.mkdir(parents=True, exist_ok=True)
+    if base is not None and base.is_dir() and not Bm25Reader(base).has_stems:
+        # Written before the stemmed fields: its segments cannot join this schema, so its chunks are rewritten
+        # from their stored text (nothing is lost, no file is re-read).
+        docs = [d for d in Bm25Reader(base).all_docs() if d.path not in drop_paths] + docs
+        base, drop_paths = None, set()
     if base is not None and base.is_dir():
         for f in base.iterdir():
             if f.is_file() and not f.name.startswith(".tantivy-"):  # lock files belong to the old writer
@@ -106,6 +151,9 @@ def write(path: Path, base: Path | None, docs: list[ChunkDoc], drop_paths: set[s
                 text=d.text.encode(),
                 symbol=d.symbol,
                 breadcrumb="\x1f".join(d.breadcrumb),
+                body_stem=body,
+                symbol_stem=symbol_tok,
+                path_stem=path_tok,
             )
         )
     writer.commit()
@@ -120,24 +168,30 @@ class Bm25Reader:
     def __init__(self, path: Path) -> None:
         # Index.open only reads: a committed generation can be served from a read-only data directory.
         self.index = tantivy.Index.open(str(path))
-        self.index.register_tokenizer(TOKENIZER, _analyzer())
+        _register(self.index)
         self.searcher = self.index.searcher()
         self.schema = self.index.schema
+        self.has_stems = _has_stems(self.schema)
 
     @property
     def num_docs(self) -> int:
         return int(self.searcher.num_docs)
 
-    def query_tokens(self, query: str) -> list[str]:
+    def query_tokens(self, query: str, stemmed: bool = False) -> list[str]:
         seen: dict[str, None] = {}
         for t in _native.code_tokens(query):
             if len(t) <= MAX_TOKEN_CHARS:
-                seen.setdefault(t, None)
+                for term in _STEMMER.analyze(t) if stemmed else [t]:
+                    seen.setdefault(term, None)
         return list(seen)
 
-    def search(self, query: str, limit: int, languages: list[str], path_weight: float = 0.0) -> list[Bm25Hit]:
-        """`path_weight`: how much the query's words count in file paths when the query names no path."""
-        tokens = self.query_tokens(query)
+    def search(
+        self, query: str, limit: int, languages: list[str], path_weight: float = 0.0, stemmed: bool = False
+    ) -> list[Bm25Hit]:
+        """`path_weight`: how much the query's words count in file paths when the query names no path;
+        `stemmed`: match word stems (as written where the index has no stemmed fields)."""
+        stemmed = stemmed and self.has_stems
+        tokens = self.query_tokens(query, stemmed)
         if not tokens:
             return []
         fields = [("body", 1.0), ("symbol_tokens", SYMBOL_BOOST)]
@@ -145,6 +199,8 @@ class Bm25Reader:
             fields.append(("path_tokens", PATH_BOOST))
         elif path_weight > 0:
             fields.append(("path_tokens", path_weight))
+        if stemmed:
+            fields = [(STEMMED_FIELD[field], boost) for field, boost in fields]
         should: list[tuple[tantivy.Occur, tantivy.Query]] = []
         for t in tokens:
             for field, boost in fields:
@@ -164,22 +220,22 @@ class Bm25Reader:
                 [(tantivy.Occur.Must, query_obj), (tantivy.Occur.Must, lang)]
             )
         result = self.searcher.search(query_obj, limit=limit, count=False)
-        hits = []
-        for score, address in result.hits:
-            doc = self.searcher.doc(address)
-            crumb = doc.get_first("breadcrumb") or ""
-            hits.append(
-                Bm25Hit(
-                    ChunkDoc(
-                        path=str(doc.get_first("path")),
-                        start_line=int(doc.get_first("start_line") or 0),
-                        end_line=int(doc.get_first("end_line") or 0),
-                        language=doc.get_first("language") or "",
-                        text=bytes(doc.get_first("text") or b"").decode(errors="replace"),
-                        symbol=doc.get_first("symbol") or "",
-                        breadcrumb=tuple(crumb.split("\x1f")) if crumb else (),
-                    ),
-                    float(score),
-                )
-            )
-        return hits
+        return [Bm25Hit(self._stored(address), float(score)) for score, address in result.hits]
+
+    def all_docs(self) -> list[ChunkDoc]:
+        """Every chunk, from its stored fields."""
+        result = self.searcher.search(tantivy.Query.all_query(), limit=max(1, self.num_docs), count=False)
+        return [self._stored(address) for _score, address in result.hits]
+
+    def _stored(self, address: tantivy.DocAddress) -> ChunkDoc:
+        doc = self.searcher.doc(address)
+        crumb = doc.get_first("breadcrumb") or ""
+        return ChunkDoc(
+            path=str(doc.get_first("path")),
+            start_line=int(doc.get_first("start_line") or 0),
+            end_line=int(doc.get_first("end_line") or 0),
+            language=doc.get_first("language") or "",
+            text=bytes(doc.get_first("text") or b"").decode(errors="replace"),
+            symbol=doc.get_first("symbol") or "",
+            breadcrumb=tuple(crumb.split("\x1f")) if crumb else (),
+        )

@@ -23,10 +23,10 @@ from codesearch.common.errors import (
 from codesearch.common.grpc_util import rpc, rpc_stream
 from codesearch.common.index_update import IndexBatch, WriteLocks, apply_update_stream, update_result
 from codesearch.common.snapshot import SnapshotDir, dir_bytes, list_repositories, open_listed, opening
-from codesearch.common.text import words
+from codesearch.common.text import coverage, words
 from codesearch.config import MAX_QUERY_CHARS, Settings
 from codesearch.keyword import snippet
-from codesearch.keyword.bm25 import Bm25Hit
+from codesearch.keyword.bm25 import Bm25Hit, stems
 from codesearch.keyword.store import KeywordSnapshot, apply_batch, open_snapshot
 from codesearch.keyword.stream_grep import check_request, range_finder, stream_grep
 from codesearch.v1 import common_pb2, keyword_pb2, keyword_pb2_grpc
@@ -118,26 +118,41 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
         limit = check_limit(request.limit, DEFAULT_LIMIT, MAX_LIMIT)
         if not math.isfinite(request.path_weight) or request.path_weight < 0:
             raise invalid(f"path_weight must be a finite number >= 0, got {request.path_weight}")
+        stem_below = request.stem_below_coverage
+        if not math.isfinite(stem_below) or not 0 <= stem_below <= 1:
+            raise invalid(f"stem_below_coverage must be between 0 and 1, got {stem_below}")
         selected = self._selected(list(request.repositories))
         spec = pathspec.PathSpec.from_lines("gitignore", [request.path_glob]) if request.path_glob else None
         fetch = limit * GLOB_OVERSAMPLE if spec else limit
+        query_words = words(request.query)
 
-        def run() -> list[common_pb2.Hit]:
+        def run(stemmed: bool) -> list[common_pb2.Hit]:
             scored = []
             for repo, snap in selected:
-                for h in snap.bm25.search(request.query, fetch, list(request.languages), request.path_weight):
-                    if spec is None or spec.match_file(h.doc.path):
-                        scored.append((repo, h))
+                found = snap.bm25.search(
+                    request.query, fetch, list(request.languages), request.path_weight, stemmed
+                )
+                scored += [(repo, h) for h in found if spec is None or spec.match_file(h.doc.path)]
             # Several repositories: one list by BM25 score (same analyzer and scoring in each index).
             scored.sort(key=lambda rh: (-rh[1].score, rh[0], rh[1].doc.path, rh[1].doc.start_line))
-            query_words = words(request.query)
             return [
                 _bm25_hit(repo, h, rank, query_words if rank < FOCUSED_HITS else set())
                 for rank, (repo, h) in enumerate(scored[:limit])
             ]
 
+        def answer() -> keyword_pb2.KeywordSearchResponse:
+            hits = run(stemmed=False)
+            as_written = coverage(query_words, hits[0].snippet if hits else "")
+            if stem_below <= as_written or not any(snap.bm25.has_stems for _repo, snap in selected):
+                return keyword_pb2.KeywordSearchResponse(hits=hits)
+            # The words as written did not meet in one chunk: the stems answer if they bring more of them together.
+            stemmed = run(stemmed=True)
+            if stemmed and stem_coverage(query_words, stemmed[0].snippet) > as_written:
+                return keyword_pb2.KeywordSearchResponse(hits=stemmed, stemmed=True)
+            return keyword_pb2.KeywordSearchResponse(hits=hits)
+
         # Admission (a gate for long texts and full scans) is common/admission.py's LegAdmission interceptor.
-        return keyword_pb2.KeywordSearchResponse(hits=await asyncio.to_thread(run))
+        return await asyncio.to_thread(answer)
 
     @rpc
     async def Grep(
@@ -263,6 +278,12 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
                 )
             )
         return resp
+
+
+def stem_coverage(query_words: set[str], text: str) -> float:
+    """`coverage` over word stems: the share of the query's stems among the text's."""
+    query_stems = stems(query_words)
+    return len(query_stems & stems(words(text))) / len(query_stems) if query_stems else 0.0
 
 
 def _bm25_hit(repo: str, h: Bm25Hit, rank: int, query_words: set[str]) -> common_pb2.Hit:

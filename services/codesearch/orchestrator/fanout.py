@@ -98,6 +98,8 @@ async def fan_out(
 # In the vector leg's LegReport.detail when the static tier's query was boosted by the transformer (the eval
 # harness counts such answers).
 BOOSTED_QUERY = "query boosted"
+# In the keyword leg's LegReport.detail when its answer matched word stems (plan.STEM_BELOW_COVERAGE).
+STEMMED_DETAIL = "word stems: the words as written did not meet in one chunk"
 # Set per leg call by the fan-out; a leg's answer appends what it answered from (LegReport.detail).
 LEG_DETAIL: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("leg_detail", default=None)
 # Set per leg call likewise; the vector leg's answer marks it when a better tier is still filling in.
@@ -197,6 +199,12 @@ def _hits(resp: Any, _leg: int) -> list[common_pb2.Hit]:
     return list(resp.hits)
 
 
+def _keyword_hits(resp: keyword_pb2.KeywordSearchResponse, _leg: int) -> list[common_pb2.Hit]:
+    if resp.stemmed and (details := LEG_DETAIL.get()) is not None:
+        details.append(STEMMED_DETAIL)
+    return list(resp.hits)
+
+
 def _vector_hits(resp: vector_pb2.VectorSearchResponse, _leg: int) -> list[common_pb2.Hit]:
     if resp.tier and (details := LEG_DETAIL.get()) is not None:
         details.append(
@@ -270,7 +278,7 @@ def symbol_hit(s: graph_pb2.Symbol, leg: int, rank: int) -> common_pb2.Hit:
 
 # Request type -> (RPC method, how its answer becomes hits). The request a plan holds decides the RPC.
 RPCS: dict[type, tuple[str, Callable[[Any, int], list[common_pb2.Hit]]]] = {
-    keyword_pb2.KeywordSearchRequest: ("KeywordSearch", _hits),
+    keyword_pb2.KeywordSearchRequest: ("KeywordSearch", _keyword_hits),
     keyword_pb2.GrepRequest: ("Grep", _hits),
     vector_pb2.VectorSearchRequest: ("VectorSearch", _vector_hits),
     graph_pb2.FindDefinitionsRequest: ("FindDefinitions", _definition_hits),

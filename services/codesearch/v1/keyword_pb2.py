@@ -25,49 +25,49 @@ _sym_db = _symbol_database.Default()
 from codesearch.v1 import common_pb2 as codesearch_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1b\x63odesearch/v1/keyword.proto\x12\rcodesearch.v1\x1a\x1a\x63odesearch/v1/common.proto\"G\n\x19UpdateKeywordIndexRequest\x12*\n\x06update\x18\x01 \x01(\x0b\x32\x1a.codesearch.v1.IndexUpdate\"N\n\x1aUpdateKeywordIndexResponse\x12\x30\n\x06result\x18\x01 \x01(\x0b\x32 .codesearch.v1.IndexUpdateResult\"\x85\x01\n\x14KeywordSearchRequest\x12\x14\n\x0crepositories\x18\x01 \x03(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\x12\x11\n\tlanguages\x18\x04 \x03(\t\x12\x11\n\tpath_glob\x18\x05 \x01(\t\x12\x13\n\x0bpath_weight\x18\x06 \x01(\x02\"9\n\x15KeywordSearchResponse\x12 \n\x04hits\x18\x01 \x03(\x0b\x32\x12.codesearch.v1.Hit\"\xaf\x01\n\x0bGrepRequest\x12\x14\n\x0crepositories\x18\x01 \x03(\t\x12\x0f\n\x07pattern\x18\x02 \x01(\t\x12,\n\x06syntax\x18\x03 \x01(\x0e\x32\x1c.codesearch.v1.PatternSyntax\x12\x16\n\x0e\x63\x61se_sensitive\x18\x04 \x01(\x08\x12\r\n\x05limit\x18\x05 \x01(\x05\x12\x11\n\tlanguages\x18\x06 \x03(\t\x12\x11\n\tpath_glob\x18\x07 \x01(\t\"q\n\x0cGrepResponse\x12 \n\x04hits\x18\x01 \x03(\x0b\x32\x12.codesearch.v1.Hit\x12\x17\n\x0f\x63\x61ndidate_files\x18\x02 \x01(\x05\x12\x13\n\x0btotal_files\x18\x03 \x01(\x05\x12\x11\n\tfull_scan\x18\x04 \x01(\x08\"Y\n\x0fReadFileRequest\x12\x12\n\nrepository\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x12\n\nstart_line\x18\x03 \x01(\x05\x12\x10\n\x08\x65nd_line\x18\x04 \x01(\x05\"G\n\x10ReadFileResponse\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x13\n\x0btotal_lines\x18\x02 \x01(\x05\x12\x10\n\x08language\x18\x03 \x01(\t\"&\n\x10ListFilesRequest\x12\x12\n\nrepository\x18\x01 \x01(\t\"P\n\tFileEntry\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x14\n\x0c\x63ontent_hash\x18\x02 \x01(\t\x12\x10\n\x08language\x18\x03 \x01(\t\x12\r\n\x05lines\x18\x04 \x01(\x05\"<\n\x11ListFilesResponse\x12\'\n\x05\x66iles\x18\x01 \x03(\x0b\x32\x18.codesearch.v1.FileEntry\".\n\x16GetKeywordStatsRequest\x12\x14\n\x0crepositories\x18\x01 \x03(\t\"t\n\x17GetKeywordStatsResponse\x12*\n\x04\x62m25\x18\x01 \x03(\x0b\x32\x1c.codesearch.v1.LegIndexStats\x12-\n\x07trigram\x18\x02 \x03(\x0b\x32\x1c.codesearch.v1.LegIndexStats\"4\n\x1e\x44\x65leteKeywordRepositoryRequest\x12\x12\n\nrepository\x18\x01 \x01(\t\"2\n\x1f\x44\x65leteKeywordRepositoryResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x08\"\xe1\x01\n\x11StreamGrepRequest\x12\x14\n\x0crepositories\x18\x01 \x03(\t\x12\x0f\n\x07pattern\x18\x02 \x01(\t\x12,\n\x06syntax\x18\x03 \x01(\x0e\x32\x1c.codesearch.v1.PatternSyntax\x12\x16\n\x0e\x63\x61se_sensitive\x18\x04 \x01(\x08\x12\x11\n\tlanguages\x18\x05 \x03(\t\x12\x11\n\tpath_glob\x18\x06 \x01(\t\x12\x13\n\x0bmax_matches\x18\x07 \x01(\x05\x12\x13\n\x0bmax_wall_ms\x18\x08 \x01(\x05\x12\x0f\n\x07\x65xplain\x18\t \x01(\x08\"\x9b\x01\n\x12StreamGrepResponse\x12\'\n\x05\x66iles\x18\x01 \x03(\x0b\x32\x18.codesearch.v1.FileMatch\x12.\n\x0bstop_reason\x18\x02 \x01(\x0e\x32\x19.codesearch.v1.StopReason\x12,\n\x05stats\x18\x03 \x01(\x0b\x32\x1d.codesearch.v1.LegSearchStats*e\n\rPatternSyntax\x12\x1e\n\x1aPATTERN_SYNTAX_UNSPECIFIED\x10\x00\x12\x1a\n\x16PATTERN_SYNTAX_LITERAL\x10\x01\x12\x18\n\x14PATTERN_SYNTAX_REGEX\x10\x02\x32\xe8\x05\n\x0eKeywordService\x12k\n\x12UpdateKeywordIndex\x12(.codesearch.v1.UpdateKeywordIndexRequest\x1a).codesearch.v1.UpdateKeywordIndexResponse(\x01\x12Z\n\rKeywordSearch\x12#.codesearch.v1.KeywordSearchRequest\x1a$.codesearch.v1.KeywordSearchResponse\x12?\n\x04Grep\x12\x1a.codesearch.v1.GrepRequest\x1a\x1b.codesearch.v1.GrepResponse\x12S\n\nStreamGrep\x12 .codesearch.v1.StreamGrepRequest\x1a!.codesearch.v1.StreamGrepResponse0\x01\x12K\n\x08ReadFile\x12\x1e.codesearch.v1.ReadFileRequest\x1a\x1f.codesearch.v1.ReadFileResponse\x12N\n\tListFiles\x12\x1f.codesearch.v1.ListFilesRequest\x1a .codesearch.v1.ListFilesResponse\x12`\n\x0fGetKeywordStats\x12%.codesearch.v1.GetKeywordStatsRequest\x1a&.codesearch.v1.GetKeywordStatsResponse\x12x\n\x17\x44\x65leteKeywordRepository\x12-.codesearch.v1.DeleteKeywordRepositoryRequest\x1a..codesearch.v1.DeleteKeywordRepositoryResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1b\x63odesearch/v1/keyword.proto\x12\rcodesearch.v1\x1a\x1a\x63odesearch/v1/common.proto\"G\n\x19UpdateKeywordIndexRequest\x12*\n\x06update\x18\x01 \x01(\x0b\x32\x1a.codesearch.v1.IndexUpdate\"N\n\x1aUpdateKeywordIndexResponse\x12\x30\n\x06result\x18\x01 \x01(\x0b\x32 .codesearch.v1.IndexUpdateResult\"\xa2\x01\n\x14KeywordSearchRequest\x12\x14\n\x0crepositories\x18\x01 \x03(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12\r\n\x05limit\x18\x03 \x01(\x05\x12\x11\n\tlanguages\x18\x04 \x03(\t\x12\x11\n\tpath_glob\x18\x05 \x01(\t\x12\x13\n\x0bpath_weight\x18\x06 \x01(\x02\x12\x1b\n\x13stem_below_coverage\x18\x07 \x01(\x02\"J\n\x15KeywordSearchResponse\x12 \n\x04hits\x18\x01 \x03(\x0b\x32\x12.codesearch.v1.Hit\x12\x0f\n\x07stemmed\x18\x02 \x01(\x08\"\xaf\x01\n\x0bGrepRequest\x12\x14\n\x0crepositories\x18\x01 \x03(\t\x12\x0f\n\x07pattern\x18\x02 \x01(\t\x12,\n\x06syntax\x18\x03 \x01(\x0e\x32\x1c.codesearch.v1.PatternSyntax\x12\x16\n\x0e\x63\x61se_sensitive\x18\x04 \x01(\x08\x12\r\n\x05limit\x18\x05 \x01(\x05\x12\x11\n\tlanguages\x18\x06 \x03(\t\x12\x11\n\tpath_glob\x18\x07 \x01(\t\"q\n\x0cGrepResponse\x12 \n\x04hits\x18\x01 \x03(\x0b\x32\x12.codesearch.v1.Hit\x12\x17\n\x0f\x63\x61ndidate_files\x18\x02 \x01(\x05\x12\x13\n\x0btotal_files\x18\x03 \x01(\x05\x12\x11\n\tfull_scan\x18\x04 \x01(\x08\"Y\n\x0fReadFileRequest\x12\x12\n\nrepository\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x12\n\nstart_line\x18\x03 \x01(\x05\x12\x10\n\x08\x65nd_line\x18\x04 \x01(\x05\"G\n\x10ReadFileResponse\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x13\n\x0btotal_lines\x18\x02 \x01(\x05\x12\x10\n\x08language\x18\x03 \x01(\t\"&\n\x10ListFilesRequest\x12\x12\n\nrepository\x18\x01 \x01(\t\"P\n\tFileEntry\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x14\n\x0c\x63ontent_hash\x18\x02 \x01(\t\x12\x10\n\x08language\x18\x03 \x01(\t\x12\r\n\x05lines\x18\x04 \x01(\x05\"<\n\x11ListFilesResponse\x12\'\n\x05\x66iles\x18\x01 \x03(\x0b\x32\x18.codesearch.v1.FileEntry\".\n\x16GetKeywordStatsRequest\x12\x14\n\x0crepositories\x18\x01 \x03(\t\"t\n\x17GetKeywordStatsResponse\x12*\n\x04\x62m25\x18\x01 \x03(\x0b\x32\x1c.codesearch.v1.LegIndexStats\x12-\n\x07trigram\x18\x02 \x03(\x0b\x32\x1c.codesearch.v1.LegIndexStats\"4\n\x1e\x44\x65leteKeywordRepositoryRequest\x12\x12\n\nrepository\x18\x01 \x01(\t\"2\n\x1f\x44\x65leteKeywordRepositoryResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x08\"\xe1\x01\n\x11StreamGrepRequest\x12\x14\n\x0crepositories\x18\x01 \x03(\t\x12\x0f\n\x07pattern\x18\x02 \x01(\t\x12,\n\x06syntax\x18\x03 \x01(\x0e\x32\x1c.codesearch.v1.PatternSyntax\x12\x16\n\x0e\x63\x61se_sensitive\x18\x04 \x01(\x08\x12\x11\n\tlanguages\x18\x05 \x03(\t\x12\x11\n\tpath_glob\x18\x06 \x01(\t\x12\x13\n\x0bmax_matches\x18\x07 \x01(\x05\x12\x13\n\x0bmax_wall_ms\x18\x08 \x01(\x05\x12\x0f\n\x07\x65xplain\x18\t \x01(\x08\"\x9b\x01\n\x12StreamGrepResponse\x12\'\n\x05\x66iles\x18\x01 \x03(\x0b\x32\x18.codesearch.v1.FileMatch\x12.\n\x0bstop_reason\x18\x02 \x01(\x0e\x32\x19.codesearch.v1.StopReason\x12,\n\x05stats\x18\x03 \x01(\x0b\x32\x1d.codesearch.v1.LegSearchStats*e\n\rPatternSyntax\x12\x1e\n\x1aPATTERN_SYNTAX_UNSPECIFIED\x10\x00\x12\x1a\n\x16PATTERN_SYNTAX_LITERAL\x10\x01\x12\x18\n\x14PATTERN_SYNTAX_REGEX\x10\x02\x32\xe8\x05\n\x0eKeywordService\x12k\n\x12UpdateKeywordIndex\x12(.codesearch.v1.UpdateKeywordIndexRequest\x1a).codesearch.v1.UpdateKeywordIndexResponse(\x01\x12Z\n\rKeywordSearch\x12#.codesearch.v1.KeywordSearchRequest\x1a$.codesearch.v1.KeywordSearchResponse\x12?\n\x04Grep\x12\x1a.codesearch.v1.GrepRequest\x1a\x1b.codesearch.v1.GrepResponse\x12S\n\nStreamGrep\x12 .codesearch.v1.StreamGrepRequest\x1a!.codesearch.v1.StreamGrepResponse0\x01\x12K\n\x08ReadFile\x12\x1e.codesearch.v1.ReadFileRequest\x1a\x1f.codesearch.v1.ReadFileResponse\x12N\n\tListFiles\x12\x1f.codesearch.v1.ListFilesRequest\x1a .codesearch.v1.ListFilesResponse\x12`\n\x0fGetKeywordStats\x12%.codesearch.v1.GetKeywordStatsRequest\x1a&.codesearch.v1.GetKeywordStatsResponse\x12x\n\x17\x44\x65leteKeywordRepository\x12-.codesearch.v1.DeleteKeywordRepositoryRequest\x1a..codesearch.v1.DeleteKeywordRepositoryResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'codesearch.v1.keyword_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_PATTERNSYNTAX']._serialized_start=1721
-  _globals['_PATTERNSYNTAX']._serialized_end=1822
+  _globals['_PATTERNSYNTAX']._serialized_start=1767
+  _globals['_PATTERNSYNTAX']._serialized_end=1868
   _globals['_UPDATEKEYWORDINDEXREQUEST']._serialized_start=74
   _globals['_UPDATEKEYWORDINDEXREQUEST']._serialized_end=145
   _globals['_UPDATEKEYWORDINDEXRESPONSE']._serialized_start=147
   _globals['_UPDATEKEYWORDINDEXRESPONSE']._serialized_end=225
   _globals['_KEYWORDSEARCHREQUEST']._serialized_start=228
-  _globals['_KEYWORDSEARCHREQUEST']._serialized_end=361
-  _globals['_KEYWORDSEARCHRESPONSE']._serialized_start=363
-  _globals['_KEYWORDSEARCHRESPONSE']._serialized_end=420
-  _globals['_GREPREQUEST']._serialized_start=423
-  _globals['_GREPREQUEST']._serialized_end=598
-  _globals['_GREPRESPONSE']._serialized_start=600
-  _globals['_GREPRESPONSE']._serialized_end=713
-  _globals['_READFILEREQUEST']._serialized_start=715
-  _globals['_READFILEREQUEST']._serialized_end=804
-  _globals['_READFILERESPONSE']._serialized_start=806
-  _globals['_READFILERESPONSE']._serialized_end=877
-  _globals['_LISTFILESREQUEST']._serialized_start=879
-  _globals['_LISTFILESREQUEST']._serialized_end=917
-  _globals['_FILEENTRY']._serialized_start=919
-  _globals['_FILEENTRY']._serialized_end=999
-  _globals['_LISTFILESRESPONSE']._serialized_start=1001
-  _globals['_LISTFILESRESPONSE']._serialized_end=1061
-  _globals['_GETKEYWORDSTATSREQUEST']._serialized_start=1063
-  _globals['_GETKEYWORDSTATSREQUEST']._serialized_end=1109
-  _globals['_GETKEYWORDSTATSRESPONSE']._serialized_start=1111
-  _globals['_GETKEYWORDSTATSRESPONSE']._serialized_end=1227
-  _globals['_DELETEKEYWORDREPOSITORYREQUEST']._serialized_start=1229
-  _globals['_DELETEKEYWORDREPOSITORYREQUEST']._serialized_end=1281
-  _globals['_DELETEKEYWORDREPOSITORYRESPONSE']._serialized_start=1283
-  _globals['_DELETEKEYWORDREPOSITORYRESPONSE']._serialized_end=1333
-  _globals['_STREAMGREPREQUEST']._serialized_start=1336
-  _globals['_STREAMGREPREQUEST']._serialized_end=1561
-  _globals['_STREAMGREPRESPONSE']._serialized_start=1564
-  _globals['_STREAMGREPRESPONSE']._serialized_end=1719
-  _globals['_KEYWORDSERVICE']._serialized_start=1825
-  _globals['_KEYWORDSERVICE']._serialized_end=2569
+  _globals['_KEYWORDSEARCHREQUEST']._serialized_end=390
+  _globals['_KEYWORDSEARCHRESPONSE']._serialized_start=392
+  _globals['_KEYWORDSEARCHRESPONSE']._serialized_end=466
+  _globals['_GREPREQUEST']._serialized_start=469
+  _globals['_GREPREQUEST']._serialized_end=644
+  _globals['_GREPRESPONSE']._serialized_start=646
+  _globals['_GREPRESPONSE']._serialized_end=759
+  _globals['_READFILEREQUEST']._serialized_start=761
+  _globals['_READFILEREQUEST']._serialized_end=850
+  _globals['_READFILERESPONSE']._serialized_start=852
+  _globals['_READFILERESPONSE']._serialized_end=923
+  _globals['_LISTFILESREQUEST']._serialized_start=925
+  _globals['_LISTFILESREQUEST']._serialized_end=963
+  _globals['_FILEENTRY']._serialized_start=965
+  _globals['_FILEENTRY']._serialized_end=1045
+  _globals['_LISTFILESRESPONSE']._serialized_start=1047
+  _globals['_LISTFILESRESPONSE']._serialized_end=1107
+  _globals['_GETKEYWORDSTATSREQUEST']._serialized_start=1109
+  _globals['_GETKEYWORDSTATSREQUEST']._serialized_end=1155
+  _globals['_GETKEYWORDSTATSRESPONSE']._serialized_start=1157
+  _globals['_GETKEYWORDSTATSRESPONSE']._serialized_end=1273
+  _globals['_DELETEKEYWORDREPOSITORYREQUEST']._serialized_start=1275
+  _globals['_DELETEKEYWORDREPOSITORYREQUEST']._serialized_end=1327
+  _globals['_DELETEKEYWORDREPOSITORYRESPONSE']._serialized_start=1329
+  _globals['_DELETEKEYWORDREPOSITORYRESPONSE']._serialized_end=1379
+  _globals['_STREAMGREPREQUEST']._serialized_start=1382
+  _globals['_STREAMGREPREQUEST']._serialized_end=1607
+  _globals['_STREAMGREPRESPONSE']._serialized_start=1610
+  _globals['_STREAMGREPRESPONSE']._serialized_end=1765
+  _globals['_KEYWORDSERVICE']._serialized_start=1871
+  _globals['_KEYWORDSERVICE']._serialized_end=2615
 # @@protoc_insertion_point(module_scope)

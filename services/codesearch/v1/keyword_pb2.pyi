@@ -30,26 +30,30 @@ class UpdateKeywordIndexResponse(_message.Message):
     def __init__(self, result: _Optional[_Union[_common_pb2.IndexUpdateResult, _Mapping]] = ...) -> None: ...
 
 class KeywordSearchRequest(_message.Message):
-    __slots__ = ("repositories", "query", "limit", "languages", "path_glob", "path_weight")
+    __slots__ = ("repositories", "query", "limit", "languages", "path_glob", "path_weight", "stem_below_coverage")
     REPOSITORIES_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     LANGUAGES_FIELD_NUMBER: _ClassVar[int]
     PATH_GLOB_FIELD_NUMBER: _ClassVar[int]
     PATH_WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    STEM_BELOW_COVERAGE_FIELD_NUMBER: _ClassVar[int]
     repositories: _containers.RepeatedScalarFieldContainer[str]
     query: str
     limit: int
     languages: _containers.RepeatedScalarFieldContainer[str]
     path_glob: str
     path_weight: float
-    def __init__(self, repositories: _Optional[_Iterable[str]] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ..., languages: _Optional[_Iterable[str]] = ..., path_glob: _Optional[str] = ..., path_weight: _Optional[float] = ...) -> None: ...
+    stem_below_coverage: float
+    def __init__(self, repositories: _Optional[_Iterable[str]] = ..., query: _Optional[str] = ..., limit: _Optional[int] = ..., languages: _Optional[_Iterable[str]] = ..., path_glob: _Optional[str] = ..., path_weight: _Optional[float] = ..., stem_below_coverage: _Optional[float] = ...) -> None: ...
 
 class KeywordSearchResponse(_message.Message):
-    __slots__ = ("hits",)
+    __slots__ = ("hits", "stemmed")
     HITS_FIELD_NUMBER: _ClassVar[int]
+    STEMMED_FIELD_NUMBER: _ClassVar[int]
     hits: _containers.RepeatedCompositeFieldContainer[_common_pb2.Hit]
-    def __init__(self, hits: _Optional[_Iterable[_Union[_common_pb2.Hit, _Mapping]]] = ...) -> None: ...
+    stemmed: bool
+    def __init__(self, hits: _Optional[_Iterable[_Union[_common_pb2.Hit, _Mapping]]] = ..., stemmed: _Optional[bool] = ...) -> None: ...
 
 class GrepRequest(_message.Message):
     __slots__ = ("repositories", "pattern", "syntax", "case_sensitive", "limit", "languages", "path_glob")

@@ -9,7 +9,7 @@ vector leg then has no say, and the orchestrator stops waiting for it (fanout.py
 
 from __future__ import annotations
 
-from codesearch.common.text import words
+from codesearch.common.text import coverage, words
 from codesearch.orchestrator.ranking.fusion import RankedList
 from codesearch.v1 import common_pb2, search_pb2
 
@@ -26,10 +26,7 @@ DECISIVE_VECTOR_FACTOR = 0.0
 def keyword_coverage(query: str, hits: list[common_pb2.Hit]) -> float:
     """Share of the query's words in the keyword leg's first hit (0.0 without hits). Its snippet is the window
     of the chunk with the most query words (keyword/snippet.py)."""
-    q = words(query)
-    if not q or not hits:
-        return 0.0
-    return len(q & words(hits[0].snippet)) / len(q)
+    return coverage(words(query), hits[0].snippet) if hits else 0.0
 
 
 def decisive(intent: int, query: str, keyword_hits: list[common_pb2.Hit]) -> str:
