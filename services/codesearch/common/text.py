@@ -14,6 +14,7 @@ embeddings), but none keeps its own copy:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from codesearch import _native
 
@@ -174,11 +175,12 @@ def words(text: str) -> set[str]:
     return {t.lower() for t in _native.code_tokens(text) if len(t) >= MIN_WORD_CHARS}
 
 
-def coverage(query_words: set[str], text: str) -> float:
-    """Share of the query's words (`words`) found in `text` (0.0 for a query without words)."""
+def coverage(query_words: set[str], text: str, cut: Callable[[str], set[str]] | None = None) -> float:
+    """Share of the query's words found among `text`'s, both cut alike (`words` unless `cut` says otherwise; 0.0
+    for a query without words)."""
     if not query_words:
         return 0.0
-    return len(query_words & words(text)) / len(query_words)
+    return len(query_words & (cut or words)(text)) / len(query_words)
 
 
 def ascii_words(text: str) -> list[str]:

@@ -122,10 +122,11 @@ def write(path: Path, base: Path | None, docs: list[ChunkDoc], drop_paths: set[s
     Returns the number of documents in the committed index.
     """
     path.mkdir(parents=True, exist_ok=True)
-    if base is not None and base.is_dir() and not Bm25Reader(base).has_stems:
+    old = Bm25Reader(base) if base is not None and base.is_dir() else None
+    if old is not None and not old.has_stems:
         # Written before the stemmed fields: its segments cannot join this schema, so its chunks are rewritten
         # from their stored text (nothing is lost, no file is re-read).
-        docs = [d for d in Bm25Reader(base).all_docs() if d.path not in drop_paths] + docs
+        docs = [d for d in old.all_docs() if d.path not in drop_paths] + docs
         base, drop_paths = None, set()
     if base is not None and base.is_dir():
         for f in base.iterdir():

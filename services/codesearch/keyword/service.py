@@ -147,7 +147,7 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
                 return keyword_pb2.KeywordSearchResponse(hits=hits)
             # The words as written did not meet in one chunk: the stems answer if they bring more of them together.
             stemmed = run(stemmed=True)
-            if stemmed and stem_coverage(query_words, stemmed[0].snippet) > as_written:
+            if stemmed and coverage(stems(query_words), stemmed[0].snippet, stemmed_words) > as_written:
                 return keyword_pb2.KeywordSearchResponse(hits=stemmed, stemmed=True)
             return keyword_pb2.KeywordSearchResponse(hits=hits)
 
@@ -280,10 +280,9 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
         return resp
 
 
-def stem_coverage(query_words: set[str], text: str) -> float:
-    """`coverage` over word stems: the share of the query's stems among the text's."""
-    query_stems = stems(query_words)
-    return len(query_stems & stems(words(text))) / len(query_stems) if query_stems else 0.0
+def stemmed_words(text: str) -> set[str]:
+    """The word stems of a text's `words` (coverage over stems)."""
+    return stems(words(text))
 
 
 def _bm25_hit(repo: str, h: Bm25Hit, rank: int, query_words: set[str]) -> common_pb2.Hit:
