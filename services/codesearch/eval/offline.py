@@ -46,6 +46,7 @@ class Variant:
     question_paths: bool = (
         True  # a routed question's keyword leg counts path words (plan.keyword_path_weight)
     )
+    score_fusion: bool = True  # routed meaning questions fuse the legs' scores (fusion.fuses_scores)
 
 
 def _hit(d: Mapping[str, Any]) -> common_pb2.Hit:
@@ -139,7 +140,12 @@ def rank_one(q: QueryLegs, v: Variant) -> list[fusion.FusedHit]:
         return []
     if v.rrf_scores and len(lists) == 1:
         lists.append((common_pb2.LEG_VECTOR, 0.0, []))  # an empty second list: fuse() then gives RRF scores
-    cands = fusion.fuse(lists, v.k)
+    by_scores = (
+        v.routed
+        and v.score_fusion
+        and fusion.fuses_scores(classify(q.query).intent, signals.is_specific(q.query))
+    )
+    cands = (fusion.fuse_scores if by_scores else fusion.fuse)(lists, v.k)
     if v.routed and boosts.wants_centrality(classify(q.query).intent, routed=True):  # as search.py _rank
         head = cands[: boosts.CENTRALITY_DEPTH]
         places = [(f.hit.location.path, f.hit.location.start_line, f.hit.location.end_line) for f in head]
@@ -214,7 +220,12 @@ def ablations(base: Variant) -> list[Variant]:
         ("-repo_name", lambda x: dataclasses.replace(x, skip_repository_name=False)),
     ]
     plain_keyword = dataclasses.replace(base, name="-question_paths", question_paths=False)
-    return [base] + [dataclasses.replace(base, name=name, params=fn(p)) for name, fn in off] + [plain_keyword]
+    ranks_only = dataclasses.replace(base, name="-score_fusion", score_fusion=False)
+    return (
+        [base]
+        + [dataclasses.replace(base, name=name, params=fn(p)) for name, fn in off]
+        + [plain_keyword, ranks_only]
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

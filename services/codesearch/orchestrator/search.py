@@ -31,7 +31,7 @@ from codesearch.orchestrator.legs import LegClients
 from codesearch.orchestrator.plan import Plan, Scope, plan_search
 from codesearch.orchestrator.ranking import adaptive, boosts, diversity, penalties, signals, topk
 from codesearch.orchestrator.ranking.confidence import confidence, is_sentence
-from codesearch.orchestrator.ranking.fusion import FusedHit, fuse, rrf_k
+from codesearch.orchestrator.ranking.fusion import FusedHit, fuse, fuse_scores, fuses_scores, rrf_k
 from codesearch.orchestrator.registry import Registry
 from codesearch.orchestrator.rerank_stage import rerank_stage
 from codesearch.orchestrator.router import classify
@@ -116,6 +116,8 @@ class SearchPipeline:
 
         if plan.strategy == search_pb2.STRATEGY_RRF:
             plan, answer = _adapt(plan, answer, request.query)
+            if fuses_scores(plan.route.intent, signals.is_specific(request.query)):
+                plan = replace(plan, strategy=search_pb2.STRATEGY_SCORE_FUSION)
 
         t = time.perf_counter()
         with tracer.start_as_current_span("fuse"):
@@ -154,9 +156,11 @@ class SearchPipeline:
         return resp
 
     async def _rank(self, plan: Plan, answer: FanOut, query: str, preset: int) -> list[FusedHit]:
-        """Fusion, then the centrality boost; for routed meaning and name queries the ranking signals
-        (ranking/signals.py), otherwise path penalties and per-file diversity (ranking/)."""
-        fused = fuse(answer.lists, rrf_k(preset, naive=plan.strategy == search_pb2.STRATEGY_NAIVE_RRF))
+        """Fusion (of the legs' scores under STRATEGY_SCORE_FUSION, else of their ranks), then the centrality
+        boost; for routed meaning and name queries the ranking signals (ranking/signals.py), otherwise path
+        penalties and per-file diversity (ranking/)."""
+        k = rrf_k(preset, naive=plan.strategy == search_pb2.STRATEGY_NAIVE_RRF)
+        fused = (fuse_scores if plan.strategy == search_pb2.STRATEGY_SCORE_FUSION else fuse)(answer.lists, k)
         if boosts.wants_centrality(plan.route.intent, _routed(plan)):
             head = fused[: boosts.CENTRALITY_DEPTH]
             values = await fanout.centrality(self.legs, [f.hit.location for f in head])

@@ -62,6 +62,7 @@ class Strategy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     STRATEGY_RRF_AFTER_DIRECT: _ClassVar[Strategy]
     STRATEGY_NAIVE_RRF: _ClassVar[Strategy]
     STRATEGY_FORCED: _ClassVar[Strategy]
+    STRATEGY_SCORE_FUSION: _ClassVar[Strategy]
 INDEX_PHASE_UNSPECIFIED: IndexPhase
 INDEX_PHASE_SCANNING: IndexPhase
 INDEX_PHASE_INDEXING: IndexPhase
@@ -99,6 +100,7 @@ STRATEGY_RRF: Strategy
 STRATEGY_RRF_AFTER_DIRECT: Strategy
 STRATEGY_NAIVE_RRF: Strategy
 STRATEGY_FORCED: Strategy
+STRATEGY_SCORE_FUSION: Strategy
 
 class IndexRepositoryRequest(_message.Message):
     __slots__ = ("path", "name", "force_full", "exclude", "ref", "changed_paths", "watch")

@@ -85,7 +85,8 @@ def test_a_quoted_docstring_skips_the_vector_leg_and_a_paraphrase_uses_it(
     quoted = stub.Search(
         search_pb2.SearchRequest(query="Split an HTTP header line into its name and value.", no_cache=True)
     )
-    assert quoted.intent == search_pb2.INTENT_UNDERSTAND_CODE and quoted.strategy == search_pb2.STRATEGY_RRF
+    assert quoted.intent == search_pb2.INTENT_UNDERSTAND_CODE
+    assert quoted.strategy == search_pb2.STRATEGY_SCORE_FUSION  # a meaning question: the legs' scores fused
     assert quoted.hits[0].symbol == "parse_header"
     report = vector_report(quoted)
     # Skipped when the keyword leg answered first; weighted 0 when the vector leg happened to finish first.
