@@ -214,7 +214,14 @@ def ablations(base: Variant) -> list[Variant]:
         ("-coherence", lambda x: dataclasses.replace(x, coherence=0.0)),
         ("-vector_coherence", lambda x: dataclasses.replace(x, vector_coherence=0.0)),
         ("-penalties", signals.without_path_penalties),
-        ("-saturation", lambda x: dataclasses.replace(x, saturation_decay=1.0)),
+        (
+            "-saturation",
+            lambda x: dataclasses.replace(x, saturation_decay=1.0, question_saturation_decay=1.0),
+        ),
+        (
+            "-question_saturation",
+            lambda x: dataclasses.replace(x, question_saturation_decay=x.saturation_decay),
+        ),
         ("-specific", lambda x: dataclasses.replace(x, specific_words=0)),
         ("-path_share", lambda x: dataclasses.replace(x, path_word_max_share=1.0)),
         ("-repo_name", lambda x: dataclasses.replace(x, skip_repository_name=False)),

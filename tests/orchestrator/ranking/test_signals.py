@@ -16,6 +16,7 @@ NONE = dataclasses.replace(
     coherence=0.0,
     vector_coherence=0.0,
     saturation_decay=1.0,
+    question_saturation_decay=1.0,
 )
 
 
@@ -188,12 +189,35 @@ def test_vector_coherence_lifts_the_file_the_vector_leg_returns_again_and_again(
 
 
 def test_saturation_gives_other_files_room() -> None:
-    p = dataclasses.replace(NONE, saturation_decay=0.5)
+    p = dataclasses.replace(NONE, question_saturation_decay=0.5)
     ranked = signals.rank(
         fused(hit("a.go", 1, 9), hit("a.go", 20, 29), hit("a.go", 40, 49), hit("b.go", 1, 9)), "q w", [], p=p
     )
     assert paths(ranked)[:2] == ["a.go:1", "b.go:1"]
     assert [b.name for b in ranked[2].boosts] == ["file_saturation"]
+
+
+def test_a_question_decays_a_files_further_chunks_more_than_a_name_or_a_long_description() -> None:
+    question = "how are retries scheduled"
+    name = "RetryPolicy"
+    described = (
+        "wait a little longer after every failed attempt before the operation is tried once more again"
+    )
+    assert signals.is_specific(described) and not signals.is_specific(question)
+    assert signals.saturation_decay(question) == signals.SHIPPED.question_saturation_decay == 0.5
+    assert (
+        signals.saturation_decay(name)
+        == signals.saturation_decay(described)
+        == signals.SHIPPED.saturation_decay
+    )
+    p = dataclasses.replace(NONE, saturation_decay=0.85, question_saturation_decay=0.5)
+
+    def second_chunk_factor(query: str) -> float:
+        ranked = signals.rank(fused(hit("a.go", 1, 9), hit("a.go", 20, 29)), query, [], p=p)
+        return next(b.factor for b in ranked[1].boosts if b.name == "file_saturation")
+
+    assert second_chunk_factor(question) == 0.5
+    assert second_chunk_factor(name) == second_chunk_factor(described) == 0.85
 
 
 def test_applies_to_meaning_and_name_intents_only() -> None:
