@@ -23,6 +23,11 @@ def test_a_meaning_question_fuses_the_legs_scores_and_a_long_description_their_r
     for boost in reversed(top.boosts):
         before_signals /= boost.factor
     assert 0.0 < before_signals <= 1.0 + 1e-9
+    # RRF could give it at most Σ weights / (k + 1), about 0.02 here; its leg shares give it at least the keyword
+    # leg's weight share (it is BM25's first hit, the only file).
+    keyword_weight = next(r.weight for r in question.legs if r.leg == common_pb2.LEG_KEYWORD)
+    vector_weight = next(r.weight for r in question.legs if r.leg == common_pb2.LEG_VECTOR)
+    assert before_signals >= keyword_weight / (keyword_weight + vector_weight) - 1e-9
 
     # More than signals.Params.specific_words content words: one function described, fused by ranks.
     described = ask(

@@ -49,10 +49,8 @@ def test_a_place_found_by_one_leg_counts_that_leg_only() -> None:
 
 def test_a_lone_list_and_empty_lists() -> None:
     keyword = [hit("a.py", 1, 10, KW, 7.0), hit("b.py", 1, 10, KW, 3.0)]
-    assert [f.score for f in fuse_scores([(KW, 1.0, keyword)], 40.0)] == [
-        7.0,
-        3.0,
-    ]  # its own scores, as fuse()
+    # A lone list keeps its own scores, as fuse() does.
+    assert [f.score for f in fuse_scores([(KW, 1.0, keyword)], 40.0)] == [7.0, 3.0]
     assert fuse_scores([], 40.0) == []
     # A leg whose best score is not positive adds nothing (and never divides by zero).
     flat = [hit("z.py", 1, 1, VEC, 0.0)]

@@ -121,10 +121,12 @@ def fuse_scores(lists: list[RankedList], k: float) -> list[FusedHit]:
     if len(lists) < 2:
         return fused
     weight: dict[int, float] = {}
-    best: dict[int, float] = {}
-    for leg, w, hits in lists:
+    for leg, w, _hits in lists:
         weight[leg] = weight.get(leg, 0.0) + w
-        best[leg] = max([best.get(leg, 0.0), *(_leg_score(h, leg) for h in hits)])
+    best: dict[int, float] = {}  # each leg's best score, read from the places fuse() scored
+    for f in fused:
+        for s in f.leg_scores:
+            best[s.leg] = max(best.get(s.leg, 0.0), s.score)
     total = sum(weight.values()) or 1.0
     for f in fused:
         f.score = (

@@ -378,18 +378,16 @@ def penalise_paths(
             f.scale("path_penalty", factor)
 
 
-def saturate(cands: list[FusedHit], p: Params = SHIPPED, decay: float | None = None) -> list[FusedHit]:
-    """Diminishing returns per file: each chunk of a file beyond the first saturation_free keeps `decay`
-    (saturation_decay unless given) of the score of the one before it (greedy, best first); returns the
-    re-sorted list."""
-    keep = p.saturation_decay if decay is None else decay
+def saturate(cands: list[FusedHit], decay: float, p: Params = SHIPPED) -> list[FusedHit]:
+    """Diminishing returns per file: each chunk of a file beyond the first saturation_free keeps `decay` of the
+    score of the one before it (greedy, best first); returns the re-sorted list."""
     by_score(cands)
     seen: dict[tuple[str, str], int] = {}
     for f in cands:
         n = seen.get(_file(f), 0)
         seen[_file(f)] = n + 1
         if n >= p.saturation_free:
-            f.scale("file_saturation", keep ** (n - p.saturation_free + 1))
+            f.scale("file_saturation", decay ** (n - p.saturation_free + 1))
     by_score(cands)
     return cands
 
@@ -417,4 +415,4 @@ def rank(
     boost_definitions(cands, query, definitions, p)
     boost_path_words(cands, query, p)
     penalise_paths(cands, query, query_mentions_tests, p)
-    return saturate(cands, p, saturation_decay(query, p))
+    return saturate(cands, saturation_decay(query, p), p)
