@@ -64,7 +64,7 @@ def _chunks() -> list[str]:
 
 
 def _fitted(static: Embedder, transformer: Embedder, texts: list[str], **meta: str) -> query_map.QueryMap:
-    names = {"teacher": transformer.model_name, "static_id": static.model_id, **meta}
+    names = {"teacher": transformer.model_name, "static_id": static.table_id, **meta}
     return query_map.make(
         transformer.encode_documents(texts), static.encode_documents(texts), static.static_table(), names
     )
@@ -100,11 +100,11 @@ def test_a_map_of_other_models_is_refused_with_the_reason(
     texts = _chunks()
     other_teacher = _fitted(static, transformer, texts, teacher="some-other-transformer")
     assert "maps the transformer 'some-other-transformer'" in query_map.mismatch(
-        other_teacher, transformer.model_name, static.model_id
+        other_teacher, transformer.model_name, static.table_id
     )
     stdlib_id = static_model_id("all-MiniLM-L6-v2+stdlib")
     other_static = _fitted(static, transformer, texts, static_id=stdlib_id)
-    problem = query_map.mismatch(other_static, transformer.model_name, static.model_id)
+    problem = query_map.mismatch(other_static, transformer.model_name, static.table_id)
     assert problem.startswith(f"it maps into the static model {stdlib_id!r}")
     random_table = np.random.default_rng(0).normal(size=static.static_table().shape).astype(np.float32)
     with pytest.raises(ValueError, match="not the one the query map was fitted for"):

@@ -23,7 +23,13 @@ from codesearch.common.models.lookup import resolve_model_path
 from codesearch.common.models.quiet import quiet_libraries
 from codesearch.common.models.threads import configure_torch_threads
 from codesearch.config import model_cache_dir
-from codesearch.vector.static_model import ENCODE_BATCH, StaticEncoder, load_static_encoder, static_model_id
+from codesearch.vector.static_model import (
+    ENCODE_BATCH,
+    StaticEncoder,
+    doc_pooling_id,
+    load_static_encoder,
+    static_model_id,
+)
 
 log = logging.getLogger(__name__)
 
@@ -73,12 +79,12 @@ class _TorchBackend:
         return np.asarray(out, dtype=np.float32)
 
 
-def model_id_for(model: str, backend: str) -> str:
+def model_id_for(model: str, backend: str, head_weight: float = 0.0) -> str:
     """Vectors of different ids never mix. torch and fp32 onnx compute the same vectors (cosine 1.0000,
     measured), so they share the model's id; int8 and static models differ, so their id names the backend
-    (a distilled static model also how it was made)."""
+    (a distilled static model also how it was made, and how its documents are pooled)."""
     if backend == STATIC_BACKEND:
-        return static_model_id(model)
+        return static_model_id(model) + doc_pooling_id(head_weight)
     return model if backend in ("torch", "onnx") else f"{model}#{backend}"
 
 
@@ -92,10 +98,14 @@ class Embedder:
         threads: int = 0,
         cache_dir: Path | None = None,
         model_cache: Path | None = None,
+        head_weight: float = 0.0,
     ) -> None:
         self.model_name = model
         self.backend_name = backend
-        self.model_id = model_id_for(model, backend)
+        self.head_weight = head_weight  # a static model's documents lean on their head (static_model.py)
+        self.model_id = model_id_for(model, backend, head_weight)  # the document vectors' id: index, cache
+        # A static model's token table (query maps and deltas are fitted to it); other models: the model_id.
+        self.table_id = static_model_id(model) if backend == STATIC_BACKEND else self.model_id
         self.threads = threads
         # The service's data folder, and the machine-wide folder for exported models (shared by every home).
         self.cache_dir = cache_dir or Path.home() / ".codesearch" / "vector"
@@ -143,6 +153,10 @@ class Embedder:
                 f"unknown embedding backend {self.backend_name!r}; use one of {', '.join(BACKENDS)}"
             )
         if self.backend_name == STATIC_BACKEND:
+            if not 0.0 <= self.head_weight <= 1.0:
+                raise ModelUnavailable(
+                    f"CODESEARCH_STATIC_HEAD_WEIGHT must be between 0 and 1, got {self.head_weight:g}"
+                )
             return first_usable(
                 [self.model_cache, self.cache_dir],
                 lambda c: load_static_encoder(self.model_name, c),
@@ -190,7 +204,9 @@ class Embedder:
         backend = self._require()
         if not texts:
             return np.zeros((0, self.dims), np.float32)
-        return backend.encode(texts, ENCODE_BATCH if self.backend_name == STATIC_BACKEND else DOC_BATCH_SIZE)
+        if isinstance(backend, StaticEncoder):
+            return backend.encode_documents(texts, self.head_weight, ENCODE_BATCH)
+        return backend.encode(texts, DOC_BATCH_SIZE)
 
     def encode_query(self, text: str) -> np.ndarray:
         """A unit vector for a query, from a small LRU cache when repeated."""

@@ -58,7 +58,7 @@ class QueryBooster:
             try:
                 path = query_map.map_file(self.map_setting, self.static.model_name)
                 qmap = query_map.load(path)
-                problem = query_map.mismatch(qmap, self.transformer.model_name, self.static.model_id)
+                problem = query_map.mismatch(qmap, self.transformer.model_name, self.static.table_id)
                 if problem:
                     raise ValueError(f"{path}: {problem}")
                 matrix = query_map.local_matrix(qmap, self.static.static_table())

@@ -13,20 +13,33 @@ from codesearch.vector.query_boost import QueryBooster
 
 SERVICE = "vector"  # the leg's data folder under the home: the embedders' fallback model cache lives there
 
-_EMBEDDERS: dict[tuple[str, str, int], Embedder] = {}
+_EMBEDDERS: dict[tuple[str, str, int, float], Embedder] = {}
 _EMBEDDERS_LOCK = threading.Lock()
 
 
 def shared_embedder(settings: Settings, tier: str = vtiers.TRANSFORMER) -> Embedder:
     """One loaded model per configuration per process (servers in tests and in one binary share it)."""
     if tier == vtiers.STATIC:
-        key = (static_tier_model(settings), STATIC_BACKEND, settings.torch_threads)
+        key = (
+            static_tier_model(settings),
+            STATIC_BACKEND,
+            settings.torch_threads,
+            settings.static_head_weight,
+        )
     else:
-        key = (settings.embed_model, settings.embed_backend, settings.torch_threads)
+        key = (settings.embed_model, settings.embed_backend, settings.torch_threads, 0.0)
     with _EMBEDDERS_LOCK:
         emb = _EMBEDDERS.get(key)
         if emb is None:
-            emb = Embedder(*key, cache_dir=settings.service_dir(SERVICE), model_cache=settings.model_cache)
+            model, backend, threads, head_weight = key
+            emb = Embedder(
+                model,
+                backend,
+                threads,
+                cache_dir=settings.service_dir(SERVICE),
+                model_cache=settings.model_cache,
+                head_weight=head_weight,
+            )
             _EMBEDDERS[key] = emb
         return emb
 
