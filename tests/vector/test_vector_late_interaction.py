@@ -13,7 +13,7 @@ from codesearch.vector import late_interaction, tiers
 from codesearch.vector.doc_text import DEFAULT_VARIANT, doc_text
 from codesearch.vector.late_interaction import texts_f1
 from codesearch.vector.service import VectorServicer
-from codesearch.vector.static_model import StaticEncoder
+from codesearch.vector.static_model import StaticEncoder, document_head
 from codesearch.vector.store import RepoIndex
 from codesearch.vector.tier_models import shared_embedder
 
@@ -86,7 +86,9 @@ def test_the_leg_rescores_its_candidates_and_says_so(settings: Settings, serve, 
     assert before.rescored_by == "" and after.rescored_by.startswith(
         "token late interaction (F1 of MaxSim) over "
     )
-    assert after.rescored_by.endswith("at weight 2") and after.model in after.rescored_by
+    share = late_interaction.HEAD_SHARE
+    assert after.rescored_by.endswith(f"at weight 2, cosine {1 - share:g} whole + {share:g} head")
+    assert after.model in after.rescored_by
     cosine = {(h.location.path, h.location.start_line): h.score for h in before.hits}
     assert {(h.location.path, h.location.start_line) for h in after.hits} == set(
         cosine
@@ -97,10 +99,13 @@ def test_the_leg_rescores_its_candidates_and_says_so(settings: Settings, serve, 
         for f in corpus_files()
         for c in f.chunks
     }
+    query = encoder.encode([QUERY])[0]  # the static tier's own query (the boost is off here)
     for h in after.hits:
         at = (h.location.path, h.location.start_line)
         late = float(texts_f1(encoder, QUERY, [texts[at]])[0])
-        assert h.score == pytest.approx(cosine[at] + weight * late, abs=1e-4), at
+        head = float(encoder.encode([document_head(texts[at])])[0] @ query)  # the candidate's first lines
+        expected = (1 - share) * cosine[at] + share * head + weight * late
+        assert h.score == pytest.approx(expected, abs=1e-4), at
     assert after.hits[0].location.path == "cache/lru.py"
 
 

@@ -286,6 +286,7 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
             else None
         )
         boosted = False
+        static_query: np.ndarray | None = None  # late interaction blends the static candidates' heads with it
         if request.vector:
             q = messages.given_vector(list(request.vector), emb.dims, tier, emb.model_id)
             query_encoder = "the request's vector"
@@ -295,6 +296,8 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
             else:
                 encode, query_encoder = (part or emb).encode_query, (part or emb).model_id
             q = await asyncio.to_thread(self._encode_query_first, encode, request.text)
+            if tier == vtiers.STATIC:
+                static_query = q  # in the static model's own space (a blend part's, before lifting)
             if part is not None:
                 q = part.lift(q)
         langs = {lang.lower() for lang in request.languages} or None
@@ -310,7 +313,9 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
             found.sort(key=lambda rf: -rf[1].score)
             if not request.late_interaction or request.vector:
                 return found, ""
-            return self.late.rescore(request.text, found, {r.repository: r for r in repos}, semantic_part)
+            return self.late.rescore(
+                request.text, found, {r.repository: r for r in repos}, semantic_part, static_query
+            )
 
         found, rescored_by = await asyncio.to_thread(search_all)
         progress = [r.progress()[tier] for r in repos]
