@@ -92,3 +92,14 @@ def test_a_different_index_is_reported(tmp_path: Path, start_server, query_file:
     differ = re.search(r"answers that differ \(hits, scores, confidence\): (\d+) of 5: (.+)$", out, re.M)
     assert differ and int(differ[1]) > 0, out
     assert "server CPU" not in out  # no process ids given
+
+
+def test_a_pid_that_spent_no_cpu_is_named_not_divided_by() -> None:
+    """A pid that is not the server's (a shell that started it, say) spends no CPU: the report says so."""
+    stub = search_pb2_grpc.SearchServiceStub(grpc.insecure_channel("127.0.0.1:1"))
+    candidate = latency.Server("candidate", "127.0.0.1:1", 111, stub, cpu_s=0.5)
+    baseline = latency.Server("baseline", "127.0.0.1:2", 222, stub, cpu_s=0.0)
+    for s in (candidate, baseline):
+        s.ms["concept"] = [10.0, 12.0]
+    text = latency.report(candidate, baseline)
+    assert "no CPU time seen in process 222 (not the server's pid?)" in text and "ratio" in text

@@ -108,7 +108,12 @@ def report(candidate: Server, baseline: Server) -> str:
         lines.append(
             f"{name:<14}{len(cand):>6}{c50:>10.1f}{b50:>10.1f}{c50 / b50:>8.2f}{c99:>10.1f}{b99:>10.1f}{c99 / b99:>8.2f}"
         )
-    if candidate.pid is not None and baseline.pid is not None:
+    if candidate.pid is not None and baseline.pid is not None and min(candidate.cpu_s, baseline.cpu_s) <= 0:
+        idle = [str(s.pid) for s in (candidate, baseline) if s.cpu_s <= 0]
+        lines.append(
+            f"server CPU per query: no CPU time seen in process {', '.join(idle)} (not the server's pid?)"
+        )
+    elif candidate.pid is not None and baseline.pid is not None:
         lines.append(
             f"server CPU per query: candidate {candidate.cpu_s * 1000:.1f} ms, baseline "
             f"{baseline.cpu_s * 1000:.1f} ms, ratio {candidate.cpu_s / baseline.cpu_s:.2f}"
