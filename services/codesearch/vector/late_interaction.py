@@ -39,7 +39,8 @@ log = logging.getLogger(__name__)
 
 # Chunks whose token ids stay cached: tokenising a candidate's text is most of the stage's cost (~6 of ~8 ms for
 # 50 standard-library chunks), and an agent's questions about one code base meet the same chunks again. 46-57
-# distinct ids a chunk on average (cpython-lib, curl, chi; p95 114-128) as int32, plus the key: ~15 MB at most.
+# distinct ids a chunk on average (cpython-lib, curl, chi; p95 114-128) as int32, plus the key: ~15 MB at most;
+# with each chunk's head vector (256 float32, 1 KiB) ~66 MB at most.
 TOKEN_CACHE_CHUNKS = 50_000
 # The static tier's candidates are re-scored with their head too: (1 - HEAD_SHARE) x cosine + HEAD_SHARE x the
 # query's cosine with the candidate's head (its first lines: path words, signature, docstring, names;
@@ -97,7 +98,8 @@ class LateInteraction:
     def __init__(self, weight: float, models: Mapping[bool, Embedder]) -> None:
         self.weight = weight
         self.models = models
-        # (static model id, doc text hash) -> the chunk's distinct token ids, most recently used last
+        # (static model id, doc text hash) -> the chunk's distinct token ids and its head's unit vector, most
+        # recently used last
         self._ids: OrderedDict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self._lock = threading.Lock()
 
