@@ -40,7 +40,8 @@ log = logging.getLogger(__name__)
 # Chunks whose token ids stay cached: tokenising a candidate's text is most of the stage's cost (~6 of ~8 ms for
 # 50 standard-library chunks), and an agent's questions about one code base meet the same chunks again. 46-57
 # distinct ids a chunk on average (cpython-lib, curl, chi; p95 114-128) as int32, plus the key: ~15 MB at most;
-# with each chunk's head vector (256 float32, 1 KiB) ~66 MB at most.
+# with the static tier's candidates' head vectors (256 float32, 1 KiB each; the transformer tier's get none) ~66 MB
+# at most.
 TOKEN_CACHE_CHUNKS = 50_000
 # The static tier's candidates are re-scored with their head too: (1 - HEAD_SHARE) x cosine + HEAD_SHARE x the
 # query's cosine with the candidate's head (its first lines: path words, signature, docstring, names;
@@ -98,9 +99,9 @@ class LateInteraction:
     def __init__(self, weight: float, models: Mapping[bool, Embedder]) -> None:
         self.weight = weight
         self.models = models
-        # (static model id, doc text hash) -> the chunk's distinct token ids and its head's unit vector, most
-        # recently used last
-        self._ids: OrderedDict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        # (static model id, doc text hash) -> the chunk's distinct token ids and its head's unit vector (None
+        # until a static-tier query needs it), most recently used last
+        self._ids: OrderedDict[tuple[str, str], tuple[np.ndarray, np.ndarray | None]] = OrderedDict()
         self._lock = threading.Lock()
 
     def rescore(
@@ -122,16 +123,16 @@ class LateInteraction:
             encoder = model.static_encoder()
         except (ModelUnavailable, ValueError):
             return found, ""
+        with_head = static_query is not None and len(static_query) == encoder.dims
         try:
-            tokens = self._tokens(model.model_id, encoder, found, repos)
+            tokens = self._tokens(model.model_id, encoder, found, repos, with_head)
         except (sqlite3.Error, OSError, KeyError) as e:  # a re-index swapped the generation under this query
             log.info("late interaction skipped: chunk texts cannot be read (%s)", e)
             return found, ""
         doc_ids = [ids for ids, _head in tokens]
         scores = np.array([f.score for _, f in found], dtype=np.float32)
-        with_head = static_query is not None and len(static_query) == encoder.dims
-        if with_head:
-            heads = np.stack([head for _ids, head in tokens])
+        if static_query is not None and with_head:
+            heads = np.stack([head for _ids, head in tokens if head is not None])
             scores = (1.0 - HEAD_SHARE) * scores + HEAD_SHARE * (heads @ static_query)
         scores += token_f1(encoder, query, doc_ids) * self.weight
         rescored = [(repo, replace(f, score=float(x))) for (repo, f), x in zip(found, scores, strict=True)]
@@ -145,15 +146,16 @@ class LateInteraction:
         encoder: StaticEncoder,
         found: list[tuple[str, Found]],
         repos: Mapping[str, RepoIndex],
-    ) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Each candidate's distinct token ids and its head's unit vector: from the cache by (model, text hash),
-        else read, tokenised and embedded. Raises KeyError when a candidate's text is gone from its repository's
-        chunk table."""
+        with_heads: bool,
+    ) -> list[tuple[np.ndarray, np.ndarray | None]]:
+        """Each candidate's distinct token ids, and its head's unit vector when `with_heads`: from the cache by
+        (model, text hash), else read, tokenised (and the head embedded). Raises KeyError when a candidate's text is
+        gone from its repository's chunk table."""
         keys = [(model_id, f.meta.doc_hash) for _, f in found]
-        ids: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        ids: dict[int, tuple[np.ndarray, np.ndarray | None]] = {}
         with self._lock:
             for i, k in enumerate(keys):
-                if (got := self._ids.get(k)) is not None:
+                if (got := self._ids.get(k)) is not None and (got[1] is not None or not with_heads):
                     self._ids.move_to_end(k)
                     ids[i] = got
         missing = [i for i in range(len(found)) if i not in ids]
@@ -164,7 +166,7 @@ class LateInteraction:
             texts = repos[name].doc_texts([found[i][1].key for i in rows])
             read = [texts[found[i][1].key] for i in rows]
             made = encoder.token_ids(read)
-            heads = encoder.encode([document_head(t) for t in read])
+            heads = encoder.encode([document_head(t) for t in read]) if with_heads else [None] * len(read)
             ids |= {
                 i: (np.unique(row_ids).astype(np.int32), head)
                 for i, row_ids, head in zip(rows, made, heads, strict=True)
