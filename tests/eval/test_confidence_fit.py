@@ -7,11 +7,11 @@ import random
 from pathlib import Path
 
 import pytest
+from codesearch.eval.calibration import auroc
 from codesearch.eval.confidence_fit import (
-    CANDIDATES,
     Answer,
     Population,
-    first_file,
+    ceiling,
     fit,
     grouped_cv,
     logit,
@@ -20,11 +20,8 @@ from codesearch.eval.confidence_fit import (
     sentence_model,
     write_model,
 )
-from codesearch.eval.offline import QueryLegs, Variant, rank_one
 from codesearch.orchestrator.ranking import confidence
 from codesearch.orchestrator.ranking.confidence import CONF_BIAS, CONF_WEIGHTS, FEATURES
-from codesearch.orchestrator.ranking.fusion import fuse
-from codesearch.v1 import common_pb2
 
 pytest.importorskip("sklearn")
 
@@ -54,61 +51,23 @@ def test_fit_unfolds_to_raw_units_and_cv_holds_out_whole_repositories() -> None:
     assert cv > 0.8 and noise_only < 0.7
 
 
-def _hit(path: str, start: int, snippet: str = "", score: float = 1.0) -> common_pb2.Hit:
-    loc = common_pb2.Location(repository="r", path=path, start_line=start, end_line=start + 9)
-    return common_pb2.Hit(location=loc, score=score, snippet=snippet)
-
-
-KEYWORD = [_hit("router.go", 1), _hit("tree.go", 1), _hit("mux.go", 1)]
-
-
-def test_legs_agree_reads_each_legs_own_first_file() -> None:
-    same = fuse(
-        [(common_pb2.LEG_KEYWORD, 1.0, KEYWORD), (common_pb2.LEG_VECTOR, 0.5, [_hit("router.go", 40)])], 40
-    )
-    # The vector leg's first hit is in another file than the keyword leg's, though it also found router.go.
-    other = fuse(
-        [
-            (common_pb2.LEG_KEYWORD, 1.0, KEYWORD),
-            (common_pb2.LEG_VECTOR, 0.5, [_hit("tree.go", 1), _hit("router.go", 40)]),
-        ],
-        40,
-    )
-    alone = fuse([(common_pb2.LEG_KEYWORD, 1.0, KEYWORD)], 40)  # the direct path: nothing to disagree with
-    assert first_file(other, common_pb2.LEG_VECTOR) == ("r", "tree.go")
-    assert first_file(alone, common_pb2.LEG_VECTOR) is None
-    q = QueryLegs("q", "how are routes matched", KEYWORD, [], [], [])  # the legs themselves are not read here
-    agree, first_agree = CANDIDATES["legs_agree"], CANDIDATES["legs_first_agree"]
-    assert agree(same, q) == first_agree(same, q) == 1.0
-    assert agree(other, q) == first_agree(other, q) == 0.0
-    assert agree(alone, q) == 1.0 and first_agree(alone, q) == 0.0
-
-
-ROUTED = Variant("routed", routed=True, k=40.0)
-
-
-def test_robustness_reads_whether_the_top_file_survives_a_changed_answer() -> None:
-    """Over the server's own routing, fusion and signals (offline.rank_one): a.go is first either way, but only
-    when the keyword leg also put it first does it stay first without the vector leg."""
-    query = "how are routes matched against the request path"
-    vector = [_hit("a.go", 1, "y"), _hit("c.go", 1, "w")]
-    agreeing = QueryLegs("q", query, [_hit("a.go", 1, "y", 2.0), _hit("b.go", 1, "x")], vector, [], [])
-    carried = QueryLegs("q", query, [_hit("b.go", 1, "x", 2.0), _hit("a.go", 1, "y")], vector, [], [])
-    for legs, kept in ((agreeing, 1.0), (carried, 0.0)):
-        fused = rank_one(legs, ROUTED)
-        assert fused[0].hit.location.path == "a.go"
-        assert CANDIDATES["first_without_vector"](fused, legs) == kept
-        # A flatter RRF keeps the file both legs found first.
-        assert CANDIDATES["first_at_k80"](fused, legs) == 1.0
-        assert CANDIDATES["first_without_each_word"](fused, legs) == 1.0  # no word is in a path or a name
-    single = QueryLegs("q", "Router", KEYWORD, [], [], [])
-    assert CANDIDATES["first_without_each_word"](rank_one(single, ROUTED), single) == 1.0  # nothing to drop
-    routes = [_hit("routes.go", 1, "x"), _hit("a.go", 1, "y", 2.0)]
-    worded = QueryLegs("q", "routes matched", [*routes], [], [], [])
-    fused = rank_one(worded, ROUTED)
-    # "routes" names routes.go (a path word): dropped, the other file comes back first.
-    assert fused[0].hit.location.path == "routes.go"
-    assert CANDIDATES["first_without_each_word"](fused, worded) == 0.5
+def test_ceiling_bounds_any_refit_in_sample_and_says_when_features_hold_nothing() -> None:
+    """The ceiling is fitted on the rows it scores: a decisive feature reaches near 1, noise stays near 0.5 (so a
+    goal above it needs another signal), and rows of one label have no ceiling."""
+    rows = answers(2)
+    decisive = ceiling(rows, [0])
+    noise = ceiling(rows, [1])
+    assert decisive is not None and noise is not None
+    labels = [a.right for a in rows]
+    decisive_auroc = auroc([decisive(a) for a in rows], labels)
+    noise_auroc = auroc([noise(a) for a in rows], labels)
+    assert decisive_auroc is not None and decisive_auroc > 0.9
+    assert noise_auroc is not None and noise_auroc < 0.65
+    # In-sample it is at least what a model fitted elsewhere reaches on these rows.
+    elsewhere = one_model([0, 1])(answers(3))
+    elsewhere_auroc = auroc([elsewhere(a) for a in rows], labels)
+    assert elsewhere_auroc is not None and decisive_auroc >= elsewhere_auroc - 0.02
+    assert ceiling([a for a in rows if a.right], [0]) is None
 
 
 def _answer(x: list[float], right: bool, sentence: bool, group: str = "g") -> Answer:

@@ -15,6 +15,9 @@ The dumps and runs come from `codesearch eval ... --modes auto --dump-legs --out
 optional: with them a set's AUROC is the whole set's as the server would answer it with the refit, the answers
 the signals did not rank keeping the exact-leg model's confidence from the run (the dev set's figure is about how
 the two models mix: notes/c15conf2.md).
+Last it prints the ceiling: a logistic model over every feature and candidate fitted on the held-out answers
+themselves and scored on them, the held-out AUROC no refit of these signals can pass (a goal above it needs a new
+signal, not new weights).
 `--write` puts the sentence model's refit into confidence.py (SENTENCE_BIAS, SENTENCE_WEIGHTS, SENTENCE_CAP): the
 one step after a ranking change, once the printed figures say it pays.
 """
@@ -22,7 +25,6 @@ one step after a ranking change, once the printed figures say it pays.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import math
 import re
@@ -33,17 +35,15 @@ from pathlib import Path
 from typing import Any
 
 from codesearch.eval.calibration import auroc
+from codesearch.eval.confidence_candidates import CANDIDATES, ROUTED
 from codesearch.eval.metrics import score_one
-from codesearch.eval.offline import QueryLegs, Variant, keyword_hits, load_legs, rank_one
+from codesearch.eval.offline import QueryLegs, keyword_hits, load_legs, rank_one
 from codesearch.eval.polyglot import HELD_OUT_REPOS, load_set, score_query
 from codesearch.eval.runfile import load_queries, select_half
 from codesearch.orchestrator.ranking import adaptive, signals
 from codesearch.orchestrator.ranking.confidence import FEATURES, features, is_sentence, signal_confidence
-from codesearch.orchestrator.ranking.fusion import FusedHit
 from codesearch.orchestrator.router import classify
-from codesearch.v1 import common_pb2
 
-ROUTED = Variant("routed", routed=True, k=40.0)
 # sklearn's default, on standardised features; 0.1 / 0.3 / 3 gave grouped-CV AUROC within 0.005 of it
 REGULARISATION_C = 1.0
 # The sentence model's ceiling (sentence_model, choose_cap): the largest of these whose stdlib dev tune half,
@@ -55,63 +55,8 @@ DEV_FLOOR = 0.94  # the stdlib dev set's AUROC a confidence change must keep (is
 # FEATURES the sentence model leaves out, by backward elimination on grouped CV: vector_rank says what
 # vector_agrees says and more (0.870 without it, 0.868 with both); then without margin_to_fifth 0.878.
 SENTENCE_DROPS = ("vector_agrees", "margin_to_fifth")
-
-
-def first_file(fused: list[FusedHit], leg: int) -> tuple[str, str] | None:
-    """The file of `leg`'s own first hit among the fused candidates (None when the leg found none of them)."""
-    ranked = [
-        (s.rank, (f.hit.location.repository, f.hit.location.path))
-        for f in fused
-        for s in f.leg_scores
-        if s.leg == leg
-    ]
-    return min(ranked)[1] if ranked else None
-
-
-def legs_agree(fused: list[FusedHit], when_one_leg: float) -> float:
-    """1 when the keyword and vector legs' own first hits are in one file; `when_one_leg` when a leg found none."""
-    keyword, vector = first_file(fused, common_pb2.LEG_KEYWORD), first_file(fused, common_pb2.LEG_VECTOR)
-    if keyword is None or vector is None:
-        return when_one_leg
-    return float(keyword == vector)
-
-
-def _top_file(fused: list[FusedHit]) -> tuple[str, str] | None:
-    return (fused[0].hit.location.repository, fused[0].hit.location.path) if fused else None
-
-
-def stays_first(
-    fused: list[FusedHit], q: QueryLegs, change: Callable[[QueryLegs], QueryLegs], v: Variant
-) -> float:
-    """1 when the answer's top file is still first once the legs or the query are changed (ranking robustness)."""
-    return float(_top_file(rank_one(change(q), v)) == _top_file(fused))
-
-
-def stays_first_without_each_word(fused: list[FusedHit], q: QueryLegs) -> float:
-    """The share of the query's words whose removal (from what routing and the signals read) keeps the top file."""
-    words = q.query.split()
-    if len(words) < 2:
-        return 1.0
-    dropped = [" ".join(words[:i] + words[i + 1 :]) for i in range(len(words))]
-    top = _top_file(fused)
-    kept = [_top_file(rank_one(dataclasses.replace(q, query=t), ROUTED)) == top for t in dropped]
-    return sum(kept) / len(kept)
-
-
-# Features measured beside the shipped ones, each added alone (notes/c15conf2.md). None ships:
-# - the two legs' first files agree (a lone leg counted as agreeing or not): grouped CV 0.829 -> 0.850 / 0.852,
-#   but the dev set's AUROC fell (0.945 -> 0.905 online), and in the sentence model held-out fell 0.833 -> 0.830;
-# - ranking robustness, does the top file stay first without the vector leg, at RRF k 80, without each word:
-#   CV +0.005 to +0.014, none past the bootstrap rule.
-CANDIDATES: dict[str, Callable[[list[FusedHit], QueryLegs], float]] = {
-    "legs_agree": lambda fused, q: legs_agree(fused, when_one_leg=1.0),
-    "legs_first_agree": lambda fused, q: legs_agree(fused, when_one_leg=0.0),
-    "first_without_vector": lambda fused, q: stays_first(
-        fused, q, lambda x: dataclasses.replace(x, vector=[]), ROUTED
-    ),
-    "first_at_k80": lambda fused, q: stays_first(fused, q, lambda x: x, dataclasses.replace(ROUTED, k=80.0)),
-    "first_without_each_word": stays_first_without_each_word,
-}
+# The ceiling's regularisation: weak, so the in-sample fit is as close as a logistic model gets to the rows.
+CEILING_C = 1e4
 
 
 @dataclass(frozen=True)
@@ -220,7 +165,10 @@ def stdlib_answers(spec: str) -> tuple[list[Answer], Population]:
 
 
 def fit(
-    train: Sequence[Answer], keep: Sequence[int], weight: Callable[[Answer], float] | None = None
+    train: Sequence[Answer],
+    keep: Sequence[int],
+    weight: Callable[[Answer], float] | None = None,
+    c: float = REGULARISATION_C,
 ) -> tuple[float, list[float]]:
     """Standardised logistic regression, unfolded to (bias, weights) over the raw features the server computes."""
     import numpy as np
@@ -229,7 +177,7 @@ def fit(
 
     xs = np.array([[a.x[i] for i in keep] for a in train], dtype=float)
     scaler = StandardScaler().fit(xs)
-    model = LogisticRegression(C=REGULARISATION_C, max_iter=2000)
+    model = LogisticRegression(C=c, max_iter=2000)
     weights_per_answer = [weight(a) for a in train] if weight else None
     model.fit(scaler.transform(xs), [a.right for a in train], sample_weight=weights_per_answer)
     weights = model.coef_[0] / np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
@@ -310,6 +258,17 @@ def choose_cap(
         if value is not None and value >= DEV_FLOOR:
             return cap
     return SENTENCE_CAPS[-1]
+
+
+def ceiling(rows: Sequence[Answer], keep: Sequence[int]) -> Model | None:
+    """A logistic model over `keep` fitted on `rows` themselves (in-sample, no regularisation to speak of): scored on
+    those same rows, its AUROC bounds what any refit of these features could reach there. Where the bound is below
+    a goal, the goal needs a signal the features do not hold, not other weights. None when `rows` are all right or
+    all wrong."""
+    if len({a.right for a in rows}) < 2:
+        return None
+    bias, weights = fit(rows, keep, c=CEILING_C)
+    return lambda a: _sigmoid(logit(bias, weights, a.x, keep))
 
 
 def shipped_model(a: Answer) -> float:
@@ -400,10 +359,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     for label, values in table.items():
         print(f"  {label:<30}" + "".join(f"{_f(v):>{w}}" for v, w in zip(values, widths, strict=True)))
+    print_ceiling(answers, held)
     if args.write:
         write_model(args.write, bias, weights, cap)
         print(f"wrote SENTENCE_BIAS, SENTENCE_WEIGHTS and SENTENCE_CAP into {args.write}")
     return 0
+
+
+def print_ceiling(answers: Sequence[Answer], held: Population) -> None:
+    """The held-out AUROC that no refit of these features can pass: a model fitted on the held-out answers
+    themselves, over FEATURES and every CANDIDATES entry, scored in-sample (per category and, with the run, the
+    whole set as the server would answer it)."""
+    every = list(range(len(FEATURES) + len(CANDIDATES)))
+    rows = [a for a in answers if a.label.startswith("held-out/")]
+    model = ceiling(rows, every)
+    if model is None:
+        return
+    print(
+        "ceiling: a logistic model over every feature and candidate, fitted on the held-out answers themselves"
+    )
+    for label in sorted({a.label for a in rows}):
+        part = [a for a in rows if a.label == label]
+        print(f"  {label:<30}{_f(auroc([model(a) for a in part], [a.right for a in part])):>9}")
+    print(
+        f"  {'held-out (signal-ranked)':<30}{_f(auroc([model(a) for a in rows], [a.right for a in rows])):>9}"
+    )
+    if held.whole:
+        print(f"  {'held-out (all answers)':<30}{_f(population_auroc(held, model)):>9}")
 
 
 def _sigmoid(z: float) -> float:
