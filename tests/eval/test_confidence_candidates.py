@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from codesearch.eval.confidence_candidates import CANDIDATES, ROUTED, first_file
-from codesearch.eval.offline import QueryLegs, rank_one
+from codesearch.eval.confidence_candidates import CANDIDATES, first_file
+from codesearch.eval.offline import ROUTED, QueryLegs, rank_one
 from codesearch.orchestrator.ranking.fusion import fuse
 from codesearch.v1 import common_pb2
 

@@ -8,22 +8,20 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from codesearch.eval.offline import QueryLegs, Variant, rank_one
+from codesearch.eval.offline import ROUTED, QueryLegs, Variant, rank_one
 from codesearch.orchestrator.ranking.fusion import FusedHit
 from codesearch.v1 import common_pb2
 
-ROUTED = Variant("routed", routed=True, k=40.0)
 BEFORE_SIGNALS = dataclasses.replace(ROUTED, params=None)  # the routed fusion alone, no ranking signals
+
+
+def _file(f: FusedHit) -> tuple[str, str]:
+    return f.hit.location.repository, f.hit.location.path
 
 
 def first_file(fused: list[FusedHit], leg: int) -> tuple[str, str] | None:
     """The file of `leg`'s own first hit among the fused candidates (None when the leg found none of them)."""
-    ranked = [
-        (s.rank, (f.hit.location.repository, f.hit.location.path))
-        for f in fused
-        for s in f.leg_scores
-        if s.leg == leg
-    ]
+    ranked = [(s.rank, _file(f)) for f in fused for s in f.leg_scores if s.leg == leg]
     return min(ranked)[1] if ranked else None
 
 
@@ -36,7 +34,7 @@ def legs_agree(fused: list[FusedHit], when_one_leg: float) -> float:
 
 
 def _top_file(fused: list[FusedHit]) -> tuple[str, str] | None:
-    return (fused[0].hit.location.repository, fused[0].hit.location.path) if fused else None
+    return _file(fused[0]) if fused else None
 
 
 def stays_first(
@@ -60,8 +58,8 @@ def stays_first_without_each_word(fused: list[FusedHit], q: QueryLegs) -> float:
 def file_place_before_signals(fused: list[FusedHit], q: QueryLegs) -> float:
     """1 / (1 + the top file's place among the files of the fused list before the signals): 1 when the legs alone
     already put it first, less the further the signals lifted it."""
-    files = list(dict.fromkeys(f.hit.location.path for f in rank_one(q, BEFORE_SIGNALS)))
-    top = fused[0].hit.location.path
+    files = list(dict.fromkeys(_file(f) for f in rank_one(q, BEFORE_SIGNALS)))
+    top = _file(fused[0])
     return 1 / (1 + files.index(top)) if top in files else 0.0
 
 

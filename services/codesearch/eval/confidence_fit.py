@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from codesearch.eval.calibration import auroc
-from codesearch.eval.confidence_candidates import CANDIDATES, ROUTED
+from codesearch.eval.confidence_candidates import CANDIDATES
 from codesearch.eval.metrics import score_one
-from codesearch.eval.offline import QueryLegs, keyword_hits, load_legs, rank_one
+from codesearch.eval.offline import ROUTED, QueryLegs, keyword_hits, load_legs, rank_one
 from codesearch.eval.polyglot import HELD_OUT_REPOS, load_set, score_query
 from codesearch.eval.runfile import load_queries, select_half
 from codesearch.orchestrator.ranking import adaptive, signals

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from codesearch.eval.offline import QueryLegs, Variant, keyword_hits, load_legs, rank_one
+from codesearch.eval.offline import ROUTED, QueryLegs, keyword_hits, load_legs, rank_one
 from codesearch.eval.polyglot import (
     CATEGORIES,
     FIT_REPOS,
@@ -38,7 +38,6 @@ from codesearch.orchestrator.ranking.fusion import FusedHit
 from codesearch.orchestrator.router import classify
 from codesearch.v1 import common_pb2
 
-ROUTED = Variant("routed", routed=True, k=40.0)
 HEAD = 30  # candidates re-ordered: the best order of the hand recipe's first 30 reaches NDCG@10 0.98 on both halves
 MISSING_RANK = 60.0  # a leg's rank for a candidate that leg did not return (its lists are 50 long)
 FLOOR = 1e-4  # the smallest relative score whose logarithm is taken

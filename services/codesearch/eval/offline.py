@@ -49,6 +49,10 @@ class Variant:
     score_fusion: bool = True  # routed meaning questions fuse the legs' scores (fusion.fuses_scores)
 
 
+# What the server does: the router's weights per query, its default preset's RRF k.
+ROUTED = Variant("routed", routed=True, k=40.0)
+
+
 def _hit(d: Mapping[str, Any]) -> common_pb2.Hit:
     return ParseDict(dict(d), common_pb2.Hit(), ignore_unknown_fields=True)
 
@@ -248,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     variants = [
         Variant("bm25", params=None),
         Variant("bm25+signals"),
-        Variant("routed", routed=True, k=40.0),
+        ROUTED,
     ]
     if any(q.vector for q in qs):
         variants += [
