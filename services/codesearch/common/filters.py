@@ -34,6 +34,17 @@ class FileFilter:
         return self.spec is None or self.spec.match_file(path)
 
 
+def path_spec(path_glob: str) -> pathspec.PathSpec | None:
+    """A request's gitignore-style glob compiled, None for none; INVALID_ARGUMENT naming the field when malformed
+    (a lone backslash, say) or too long."""
+    if len(path_glob) > MAX_GLOB_CHARS:
+        raise invalid(f"path_glob is {len(path_glob)} characters; the limit is {MAX_GLOB_CHARS}")
+    try:
+        return pathspec.PathSpec.from_lines("gitignore", [path_glob]) if path_glob else None
+    except Exception as e:  # pathspec raises several types for a malformed pattern
+        raise invalid(f"invalid path_glob {path_glob[:100]!r}: {e}") from None
+
+
 def file_filter(languages: Iterable[str], path_glob: str) -> FileFilter:
     """The filter of a request; INVALID_ARGUMENT for a language no file can have or a bad glob."""
     wanted = frozenset(lang.lower() for lang in languages if lang)
@@ -41,10 +52,4 @@ def file_filter(languages: Iterable[str], path_glob: str) -> FileFilter:
     if unknown:
         shown = ", ".join(repr(u[:40]) for u in unknown[:5])
         raise invalid(f"unknown language {shown}; known: {', '.join(known_languages())}")
-    if len(path_glob) > MAX_GLOB_CHARS:
-        raise invalid(f"path_glob is {len(path_glob)} characters; the limit is {MAX_GLOB_CHARS}")
-    try:
-        spec = pathspec.PathSpec.from_lines("gitignore", [path_glob]) if path_glob else None
-    except Exception as e:  # pathspec raises several types for a malformed pattern
-        raise invalid(f"invalid path_glob {path_glob[:100]!r}: {e}") from None
-    return FileFilter(wanted, spec)
+    return FileFilter(wanted, path_spec(path_glob))

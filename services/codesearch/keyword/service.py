@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
-import pathspec
 
 from codesearch.common.deadline import budget_of, stopped
 from codesearch.common.errors import (
@@ -20,6 +19,7 @@ from codesearch.common.errors import (
     not_found,
     storage_error,
 )
+from codesearch.common.filters import path_spec
 from codesearch.common.grpc_util import rpc, rpc_stream
 from codesearch.common.index_update import IndexBatch, WriteLocks, apply_update_stream, update_result
 from codesearch.common.snapshot import SnapshotDir, dir_bytes, list_repositories, open_listed, opening
@@ -122,7 +122,7 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
         if not math.isfinite(stem_below) or not 0 <= stem_below <= 1:
             raise invalid(f"stem_below_coverage must be between 0 and 1, got {stem_below}")
         selected = self._selected(list(request.repositories))
-        spec = pathspec.PathSpec.from_lines("gitignore", [request.path_glob]) if request.path_glob else None
+        spec = path_spec(request.path_glob)
         fetch = limit * GLOB_OVERSAMPLE if spec else limit
         query_words = words(request.query)
 

@@ -11,9 +11,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pathspec
-
 from codesearch import _native
+from codesearch.common.filters import path_spec
 from codesearch.common.index_update import IndexBatch
 from codesearch.common.snapshot import SnapshotDir
 from codesearch.keyword.bm25 import Bm25Reader, ChunkDoc, write
@@ -44,7 +43,7 @@ class KeywordSnapshot:
         """Trigram file ids passing the filters, or None when there is no filter."""
         if not languages and not path_glob:
             return None
-        spec = pathspec.PathSpec.from_lines("gitignore", [path_glob]) if path_glob else None
+        spec = path_spec(path_glob)
         langs = set(languages)
         return [
             i

@@ -47,7 +47,8 @@ async def stream_search(
     check_query(request.query, MAX_QUERY_CHARS)
     if request.mode not in SYNTAX_OF_MODE:
         raise invalid(
-            f"StreamSearch takes SEARCH_MODE_LITERAL or SEARCH_MODE_REGEX, not {search_pb2.SearchMode.Name(request.mode)}"
+            "StreamSearch: mode takes SEARCH_MODE_LITERAL or SEARCH_MODE_REGEX, not "
+            + _enum_name(search_pb2.SearchMode, request.mode)
         )
     keyword = legs.keyword
     if keyword is None:
@@ -131,3 +132,9 @@ def _stamp(records: dict[str, RepoRecord], files: list[common_pb2.FileMatch]) ->
         record = records.get(f.repository)
         if record is not None:
             f.commit, f.ref = record.commit, record.ref
+
+
+def _enum_name(enum: Any, number: int) -> str:
+    """An enum value's name, or its number when the client sent one the API does not define (proto3 enums are
+    open: 99 or -7 arrive as they are)."""
+    return str(enum.Name(number)) if number in enum.values() else str(number)
