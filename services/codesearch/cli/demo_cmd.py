@@ -53,6 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--name", default="stdlib")
     parser.add_argument("--keep-running", action="store_true", help="leave the server running afterwards")
+    parser.add_argument("--verbose", action="store_true", help="list every file the index skipped")
 
 
 def _serving(address: str) -> bool:
@@ -102,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
 
         parser, runners = build_parser()
         commands = [["index", str(Path(args.path)), "--name", args.name, *DEMO_EXCLUDES]]
+        commands[0] += ["--verbose"] if args.verbose else []
         commands += [
             ["search", query, "--repo", args.name, "--mode", mode, "--limit", "3", "--explain"]
             for query, mode in DEMO_QUERIES

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import signal
 import sys
 import time
@@ -22,6 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", default="", help="repository name (default: the directory's name)")
     parser.add_argument("--full", action="store_true", help="re-index every file, ignoring content hashes")
     parser.add_argument("--quiet", action="store_true", help="print only the summary")
+    parser.add_argument(
+        "--verbose", action="store_true", help="list every skipped file and warning, not only their counts"
+    )
     parser.add_argument(
         "--ref",
         default="",
@@ -119,11 +121,37 @@ def run(args: argparse.Namespace) -> int:
         return last
 
     done = asyncio.run(_embedded(request, tty)) if args.embedded else call(args.address, stream)
-    _summary(done)
+    _summary(done, args.verbose)
     return 0
 
 
-def _summary(done: search_pb2.IndexRepositoryResponse) -> None:
+SKIPPED_MARK = ": skipped, "  # the indexer's warning for a file it left out: "<path>: skipped, <reason>"
+WARNINGS_SHOWN = 10  # other warnings printed without --verbose
+
+
+def warning_lines(warnings: list[str], verbose: bool) -> list[str]:
+    """Skipped files as one line of counts per reason (every one with --verbose); other warnings, at most
+    WARNINGS_SHOWN of them unless verbose."""
+    reasons: dict[str, int] = {}
+    other = []
+    for w in warnings:
+        path, mark, reason = w.partition(SKIPPED_MARK)
+        if mark and not verbose:
+            reasons[reason] = reasons.get(reason, 0) + 1
+        else:
+            other.append(w)
+    lines = []
+    if reasons:
+        counts = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1]))
+        lines.append(f"  skipped {sum(reasons.values())} files: {counts} (--verbose lists them)")
+    shown = other if verbose else other[:WARNINGS_SHOWN]
+    lines += [f"  warning: {w}" for w in shown]
+    if len(shown) < len(other):
+        lines.append(f"  ... and {len(other) - len(shown)} more warnings (--verbose lists them)")
+    return lines
+
+
+def _summary(done: search_pb2.IndexRepositoryResponse, verbose: bool = False) -> None:
     at = f" at {done.ref} ({done.commit[:12]})" if done.commit else ""
     delta = f", delta from {done.delta_from_commit[:12]}" if done.delta_from_commit else ""
     print(
@@ -133,8 +161,8 @@ def _summary(done: search_pb2.IndexRepositoryResponse) -> None:
         f"version {done.index_version}",
         flush=True,
     )
-    for w in done.warnings[: 10 if not os.environ.get("CODESEARCH_VERBOSE") else None]:
-        print(f"  warning: {w}")
+    for line in warning_lines(list(done.warnings), verbose):
+        print(line)
     for leg in done.degraded_legs:
         print(f"  degraded: {leg}")
 
@@ -153,7 +181,7 @@ async def _watch(
         last = search_pb2.IndexRepositoryResponse()
         for progress in stub.IndexRepository(one):
             last = progress
-        _summary(last)
+        _summary(last, verbose=False)
         print(
             f"  {len(paths) or 'all'} paths changed, searchable {time.monotonic() - started:.2f}s after the batch",
             flush=True,

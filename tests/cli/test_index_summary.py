@@ -1,0 +1,35 @@
+"""`codesearch index` tells what it skipped in one line of counts per reason; --verbose lists every file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from codesearch.cli.main import main as cli_main
+from codesearch.config import Settings
+from codesearch.server import registrars
+
+SERVICES = ("keyword", "orchestrator")
+
+
+def test_skipped_files_are_one_line_of_counts_and_verbose_lists_them(
+    tmp_path: Path, start_server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = start_server(
+        registrars(Settings.from_env({"CODESEARCH_HOME": str(tmp_path / "home")}), SERVICES)
+    )
+    root = tmp_path / "tree"
+    root.mkdir()
+    (root / "a.py").write_text("def parse(x):\n    return x\n")
+    for i in range(12):
+        (root / f"blob{i}.bin").write_bytes(bytes(range(256)) * 4)  # binary: skipped by the indexer
+    assert cli_main(["index", str(root), "--name", "tree", "--quiet", "--address", server.address]) == 0
+    out = capsys.readouterr().out
+    skipped = [line for line in out.splitlines() if "skipped" in line and line.startswith("  ")]
+    assert len(skipped) == 1, out  # one line, not twelve
+    assert skipped[0].startswith("  skipped 12 files: 12 ") and "(--verbose lists them)" in skipped[0]
+    assert "blob" not in out
+    assert cli_main(["index", str(root), "--name", "tree", "--full", "--quiet", "--verbose",
+                     "--address", server.address]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert sum(1 for line in out.splitlines() if "blob" in line and "skipped" in line) == 12
