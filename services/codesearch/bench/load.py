@@ -114,6 +114,10 @@ def queries_from_identifiers(idents: list[str], literals: list[str]) -> list[Que
     return out
 
 
+class NoQueries(ValueError):
+    """The repository offered nothing to sample queries from (an expected state: say so, no traceback)."""
+
+
 def sample_queries(address: str, settings: Settings, repository: str, count: int, seed: int) -> list[Query]:
     """Identifiers and string literals of the indexed repository, found through Search itself."""
     stub = search_pb2_grpc.SearchServiceStub(sync_channel(address, settings, CHANNEL_OPTIONS))
@@ -136,7 +140,7 @@ def sample_queries(address: str, settings: Settings, repository: str, count: int
                 idents.add(name)
             literals.update(LITERAL_RE.findall(hit.snippet))
     if not idents:
-        raise RuntimeError(f"found no identifiers in {repository or 'any repository'}; is it indexed?")
+        raise NoQueries(f"found no identifiers in {repository or 'any repository'}; is it indexed?")
     rng = random.Random(seed)
     ident_list = rng.sample(sorted(idents), min(len(idents), max(1, count // 7)))
     literal_list = rng.sample(sorted(literals), min(len(literals), max(1, count // 7)))

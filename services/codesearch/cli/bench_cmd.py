@@ -6,9 +6,13 @@ import argparse
 import asyncio
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from codesearch.cli.client import CliError
 from codesearch.config import Settings
+
+if TYPE_CHECKING:
+    from codesearch.bench.load import Query
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -94,6 +98,20 @@ def run(args: argparse.Namespace) -> int:
     raise CliError(f"unknown benchmark {args.bench}")
 
 
+def _sampled(args: argparse.Namespace, settings: Settings, repository: str) -> list[Query]:
+    """Queries sampled from the repository, or a plain error saying what to do instead."""
+    from codesearch.bench import load
+    from codesearch.cli.client import call
+
+    try:
+        return call(
+            args.address,
+            lambda: load.sample_queries(args.address, settings, repository, args.sample, args.seed),
+        )
+    except load.NoQueries as e:
+        raise CliError(f"{e} Name another with --repository NAME, or give --queries FILE.") from None
+
+
 def _first_repository(address: str, settings: Settings) -> str:
     from codesearch.cli.client import call, channel
     from codesearch.v1 import search_pb2, search_pb2_grpc
@@ -106,14 +124,11 @@ def _first_repository(address: str, settings: Settings) -> str:
 
 
 def _run_soak(args: argparse.Namespace) -> int:
-    from codesearch.bench import load, soak
-    from codesearch.cli.client import call
+    from codesearch.bench import soak
 
     settings = Settings.from_env()
     repository = args.repository or _first_repository(args.address, settings)
-    queries = call(
-        args.address, lambda: load.sample_queries(args.address, settings, repository, args.sample, args.seed)
-    )
+    queries = _sampled(args, settings, repository)
     print(
         f"{len(queries)} well-behaved queries over {repository!r}, {args.clients} clients; then beside "
         f"{args.fuzz_clients} fuzz clients for {args.seconds} s or {args.fuzz_queries} fuzz calls",
@@ -145,17 +160,10 @@ def _run_soak(args: argparse.Namespace) -> int:
 
 def _run_load(args: argparse.Namespace) -> int:
     from codesearch.bench import load
-    from codesearch.cli.client import call
 
     settings = Settings.from_env()
     repository = args.repository or _first_repository(args.address, settings)
-    if args.queries:
-        queries = load.read_query_file(args.queries)
-    else:
-        queries = call(
-            args.address,
-            lambda: load.sample_queries(args.address, settings, repository, args.sample, args.seed),
-        )
+    queries = load.read_query_file(args.queries) if args.queries else _sampled(args, settings, repository)
     print(
         f"{len(queries)} queries over {repository!r}; {args.clients} clients for {args.seconds} s", flush=True
     )
