@@ -23,7 +23,14 @@ REFUSED = {grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN}
 CALL_DEADLINE_S = 20.0
 SERVICES = ("keyword", "graph", "orchestrator")  # the legs that need no model
 # Fields a request needs to reach its enum and glob checks (a query to search with, the repository).
-BASE_FIELDS = {"query": "parse", "pattern": "parse", "symbol": "parse", "repository": "repo", "name": "parse", "target": "a.py"}
+BASE_FIELDS = {
+    "query": "parse",
+    "pattern": "parse",
+    "symbol": "parse",
+    "repository": "repo",
+    "name": "parse",
+    "target": "a.py",
+}
 
 
 @pytest.fixture(scope="module")
