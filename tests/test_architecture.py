@@ -107,3 +107,15 @@ def test_no_import_circle() -> None:
         if m not in state:
             visit(m, [m])
     assert not circles, f"import circles: {circles}"
+
+
+def test_the_product_never_imports_the_laboratory() -> None:
+    """services/codesearch_lab builds development sets and artifacts; the shipped package must run without it."""
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names += [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if any(n == "codesearch_lab" or n.startswith("codesearch_lab.") for n in names):
+                found.append(str(path.relative_to(PACKAGE)))
+    assert not found, f"the product imports the laboratory: {found}"

@@ -5,6 +5,12 @@ codesearch eval --polyglot ../shared/eval/polyglot [--modes auto,keyword,semanti
                 [--semble-python /work/venvs/semble/bin/python --semble-model DIR [--semble-bm25]]
                 [--baseline-run NAME=RUN.jsonl ...] [--out DIR] [--plot PLOT_DIR]
 codesearch eval --polyglot DIR --score RUN.jsonl [...]      # score run files (ours or score.py's format)
+
+--polyglot may be given several times (the polyglot set and the blind set evaluate as one). Every report ends
+with the grouped cross-validation (--folds K by repository, bootstrap intervals over repositories); --paired A B
+prints the paired difference B − A of two runs, --choose A,B,... the figure of choosing among runs inside the
+folds. Repositories a set keeps as its final test are left out of all of it, unless --final-test, which reads
+only them (once per change that claims a gain).
 """
 
 from __future__ import annotations
@@ -19,8 +25,10 @@ from typing import Any
 import grpc
 
 from codesearch.config import client_address
+from codesearch.eval import crossval
+from codesearch.eval.crossval_report import format_choice, format_paired, format_runs
 from codesearch.eval.harness import open_channel, parse_variants
-from codesearch.eval.polyglot import SPLITS, PolyglotSet, load_set, read_run, summarize
+from codesearch.eval.polyglot import SPLITS, PolyglotSet, load_set, merge_sets, read_run, summarize
 from codesearch.eval.polyglot_latency import latency
 from codesearch.eval.polyglot_report import calibration, format_report, make_summary, plot
 from codesearch.eval.polyglot_run import (
@@ -45,7 +53,19 @@ DEFAULT_MODES_WITHOUT_VECTOR = "auto,keyword"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("polyglot set (--polyglot DIR)")
-    g.add_argument("--polyglot", metavar="DIR", help="run the polyglot format (../shared/eval/polyglot)")
+    g.add_argument(
+        "--polyglot",
+        metavar="DIR",
+        action="append",
+        help="a set in the polyglot format (../shared/eval/polyglot, the blind set's folder); repeatable",
+    )
+    g.add_argument("--folds", type=int, default=crossval.DEFAULT_FOLDS, help="cross-validation folds")
+    g.add_argument("--cv-seed", type=int, default=crossval.DEFAULT_SEED, help="folds' and bootstrap's seed")
+    g.add_argument("--paired", nargs=2, metavar=("BEFORE", "AFTER"), help="paired difference of two runs")
+    g.add_argument("--choose", metavar="RUN,RUN,...", help="choose among these runs inside the folds")
+    g.add_argument(
+        "--final-test", action="store_true", help="only the final-test repositories (once per claimed gain)"
+    )
     g.add_argument("--split", choices=sorted(SPLITS), help="only one half of the repository split")
     g.add_argument("--only-repo", action="append", default=[], metavar="NAME", help="only these repositories")
     g.add_argument("--no-index", action="store_true", help="the server has the repositories indexed already")
@@ -66,7 +86,15 @@ def _err(msg: str) -> int:
 
 
 def _select(args: argparse.Namespace) -> PolyglotSet:
-    pset = load_set(args.polyglot)
+    pset = merge_sets([load_set(folder) for folder in args.polyglot])
+    for problem in pset.problems:
+        stderr_log(f"WARNING: left out: {problem}")
+    if args.final_test:
+        if not pset.final_test:
+            raise ValueError("no set given keeps a final test (manifest.json 'final_test')")
+        pset = pset.for_repos(pset.final_test)
+    else:
+        pset = pset.development()
     if args.split:
         pset = pset.for_repos(SPLITS[args.split])
     if args.only_repo:
@@ -88,24 +116,54 @@ def _progress(name: str, total: int) -> Any:
 
 
 def _run_semble(args: argparse.Namespace, pset: PolyglotSet, out_dir: Path, bm25: bool) -> Path:
+    """semble over each set folder in turn (its script reads one folder), into one run file."""
     run_file = out_dir / ("run-semble-bm25.jsonl" if bm25 else "run-semble.jsonl")
-    cmd = [
-        args.semble_python,
-        str(SEMBLE_SCRIPT),
-        "run",
-        "--set",
-        str(pset.folder),
-        "--model",
-        args.semble_model,
-        "--out",
-        str(run_file),
-        *(x for r in pset.repos for x in ("--repo", r)),
-    ]
-    if bm25:
-        cmd.append("--bm25-only")
-    stderr_log(f"running semble baseline{' (BM25 + ranking only)' if bm25 else ''}: {' '.join(cmd[:2])} ...")
-    subprocess.run(cmd, check=True, timeout=SEMBLE_TIMEOUT_S)
+    parts = []
+    for n, folder in enumerate(pset.folders or (pset.folder,)):
+        repos = [r for r, spec in pset.repos.items() if spec.root.is_relative_to(folder)]
+        if not repos:
+            continue
+        part = run_file.with_suffix(f".part{n}.jsonl")
+        cmd = [
+            args.semble_python,
+            str(SEMBLE_SCRIPT),
+            "run",
+            "--set",
+            str(folder),
+            "--model",
+            args.semble_model,
+            "--out",
+            str(part),
+            *(x for r in repos for x in ("--repo", r)),
+        ]
+        if bm25:
+            cmd.append("--bm25-only")
+        stderr_log(f"running semble baseline{' (BM25 + ranking only)' if bm25 else ''} over {folder} ...")
+        subprocess.run(cmd, check=True, timeout=SEMBLE_TIMEOUT_S)
+        parts.append(part)
+    run_file.write_text("".join(p.read_text(encoding="utf-8") for p in parts), encoding="utf-8")
+    for p in parts:
+        p.unlink()
     return run_file
+
+
+def _cross_validation(args: argparse.Namespace, pset: PolyglotSet, records: dict[str, dict[str, Any]]) -> str:
+    """The grouped cross-validation tables; ValueError for a run name not among the runs."""
+
+    def pick(name: str) -> dict[str, Any]:
+        if name not in records:
+            raise ValueError(f"no run named {name!r}; the runs are {', '.join(records)}")
+        return records[name]
+
+    parts = [format_runs(pset, records, args.folds, args.cv_seed)]
+    if args.paired:
+        before, after = args.paired
+        text, _ = format_paired(pset, (before, pick(before)), (after, pick(after)), args.folds, args.cv_seed)
+        parts.append(text)
+    if args.choose:
+        names = [n.strip() for n in args.choose.split(",") if n.strip()]
+        parts.append(format_choice(pset, {n: pick(n) for n in names}, args.folds, args.cv_seed))
+    return "\n\n".join(parts)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -148,6 +206,10 @@ def run(args: argparse.Namespace) -> int:
         except (OSError, subprocess.SubprocessError) as e:
             return _err(f"semble baseline failed: {e}")
     tiers = format_tiers({name: r["records"] for name, r in runs.items()})
+    try:
+        cv_text = _cross_validation(args, pset, {name: r["records"] for name, r in runs.items()})
+    except ValueError as e:
+        return _err(str(e))
     for r in runs.values():
         records = r.pop("records")
         r["summary"] = summarize(pset, records)
@@ -159,7 +221,7 @@ def run(args: argparse.Namespace) -> int:
             r["latency"] = lat
     summary = make_summary(pset, runs)
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    text = format_report(runs, pset) + (f"\n\n{tiers}" if tiers else "")
+    text = format_report(runs, pset) + (f"\n\n{tiers}" if tiers else "") + f"\n\n{cv_text}"
     (out_dir / "report.txt").write_text(text + "\n", encoding="utf-8")
     print(text)
     print(f"\nwrote {out_dir / 'summary.json'}, {out_dir / 'report.txt'} and {len(runs)} run file(s)")

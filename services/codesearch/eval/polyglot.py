@@ -109,6 +109,12 @@ class PolyglotSet:
     folder: Path
     repos: dict[str, RepoSpec]
     queries: list[PolyQuery]
+    # Repositories kept as a final test (manifest.json "final_test"): no fit and no choice reads them.
+    final_test: frozenset[str] = frozenset()
+    # Every folder the set was read from (several sets evaluate as one).
+    folders: tuple[Path, ...] = ()
+    # Entries that could not be read: "<file>: <reason>", each leaving its repository out.
+    problems: tuple[str, ...] = ()
 
     def for_repos(self, names: Iterable[str]) -> PolyglotSet:
         keep = set(names)
@@ -116,7 +122,32 @@ class PolyglotSet:
             self.folder,
             {n: s for n, s in self.repos.items() if n in keep},
             [q for q in self.queries if q.repo in keep],
+            self.final_test & keep,
+            self.folders,
+            self.problems,
         )
+
+    def development(self) -> PolyglotSet:
+        """The set without its final-test repositories: what every fit, choice and cross-validation reads."""
+        return self.for_repos(n for n in self.repos if n not in self.final_test)
+
+
+def merge_sets(sets: Sequence[PolyglotSet]) -> PolyglotSet:
+    """Several sets as one; ValueError when two hold a repository of the same name."""
+    repos: dict[str, RepoSpec] = {}
+    for pset in sets:
+        clash = sorted(set(repos) & set(pset.repos))
+        if clash:
+            raise ValueError(f"{pset.folder}: repositories {clash} are in another set too")
+        repos.update(pset.repos)
+    return PolyglotSet(
+        sets[0].folder,
+        repos,
+        [q for pset in sets for q in pset.queries],
+        frozenset().union(*(pset.final_test for pset in sets)),
+        tuple(f for pset in sets for f in (pset.folders or (pset.folder,))),
+        tuple(p for pset in sets for p in pset.problems),
+    )
 
 
 def _infer_category(q: str) -> str:
@@ -135,35 +166,58 @@ def _target(raw: Any) -> Target:
     return Target(str(raw["path"]), int(s), int(e))
 
 
-def load_set(folder: str | Path) -> PolyglotSet:
-    """Reads repos.json, manifest.json and annotations/; ValueError when the folder is not this format."""
-    folder = Path(folder)
+def _read_queries(name: str, file: Path) -> list[PolyQuery]:
+    """One repository's questions; ValueError naming the file and entry when one is malformed."""
     try:
-        specs = {s["name"]: s for s in json.loads((folder / "repos.json").read_text())}
-        manifest = json.loads((folder / "manifest.json").read_text())
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise ValueError(f"{folder}: not a polyglot set (repos.json / manifest.json: {e})") from e
-    repos: dict[str, RepoSpec] = {}
-    queries: list[PolyQuery] = []
-    for entry in manifest["repos"]:
-        name = entry["name"]
-        spec = specs.get(name, entry)
-        broot = spec.get("benchmark_root")
-        root = folder / "repos" / name / broot if broot else folder / "repos" / name
-        repos[name] = RepoSpec(name, str(spec.get("language", "")), root, broot)
-        items = json.loads((folder / "annotations" / f"{name}.json").read_text())
-        for i, it in enumerate(items):
+        items = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{file}: not readable JSON ({e})") from e
+    if not isinstance(items, list):
+        raise ValueError(f"{file}: expected a JSON list of questions")
+    out = []
+    for i, it in enumerate(items):
+        try:
             cat = it.get("category")
-            queries.append(
+            out.append(
                 PolyQuery(
                     repo=name,
                     qid=f"{name}:{i}",
-                    text=it["query"],
+                    text=str(it["query"]),
                     category=cat if isinstance(cat, str) else _infer_category(it["query"]),
                     targets=tuple(_target(t) for t in it.get("relevant", []) + it.get("secondary", [])),
                 )
             )
-    return PolyglotSet(folder, repos, queries)
+        except (AttributeError, KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"{file} entry {i}: malformed question ({type(e).__name__}: {e})") from e
+    return out
+
+
+def load_set(folder: str | Path) -> PolyglotSet:
+    """Reads repos.json, manifest.json and annotations/; ValueError when the folder is not this format. A
+    repository whose annotation file is malformed is left out and named in `problems`; the rest still load."""
+    folder = Path(folder)
+    try:
+        specs = {s["name"]: s for s in json.loads((folder / "repos.json").read_text())}
+        manifest = json.loads((folder / "manifest.json").read_text())
+        entries = list(manifest["repos"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{folder}: not a polyglot set (repos.json / manifest.json: {e})") from e
+    repos: dict[str, RepoSpec] = {}
+    queries: list[PolyQuery] = []
+    problems: list[str] = []
+    for entry in entries:
+        name = entry["name"]
+        spec = specs.get(name, entry)
+        broot = spec.get("benchmark_root")
+        root = folder / "repos" / name / broot if broot else folder / "repos" / name
+        try:
+            queries.extend(_read_queries(name, folder / "annotations" / f"{name}.json"))
+        except ValueError as e:
+            problems.append(str(e))
+            continue
+        repos[name] = RepoSpec(name, str(spec.get("language", "")), root, broot)
+    final = frozenset(str(n) for n in manifest.get("final_test", ()) if n in repos)
+    return PolyglotSet(folder, repos, queries, final, (folder,), tuple(problems))
 
 
 def _norm(path: str, repo: str) -> str:
@@ -314,4 +368,25 @@ def read_run(path: str | Path) -> dict[str, dict[str, Any]]:
                 out[str(obj["query_id"])] = obj
             except (ValueError, KeyError, TypeError) as e:
                 raise ValueError(f"{path}:{n}: not a run line ({e})") from e
+    return out
+
+
+def repo_scores(
+    pset: PolyglotSet, run: Mapping[str, Mapping[str, Any]], metric: str = "ndcg10"
+) -> dict[str, dict[str, float]]:
+    """Per repository: its mean `metric` over all its questions ("ALL", also as "lang:<language>") and per
+    category — the unit that cross-validation folds and bootstraps (codesearch.eval.crossval)."""
+    scored: dict[str, list[tuple[str, float]]] = defaultdict(list)
+    for q in pset.queries:
+        rec = run.get(q.qid) or {}
+        scored[q.repo].append((q.category, float(score_query(q, rec.get("results") or [])[metric])))
+    out: dict[str, dict[str, float]] = {}
+    for repo, rows in scored.items():
+        per: dict[str, float] = {"ALL": sum(v for _, v in rows) / len(rows)}
+        per[f"lang:{pset.repos[repo].language}"] = per["ALL"]
+        for c in CATEGORIES:
+            vals = [v for cat, v in rows if cat == c]
+            if vals:
+                per[c] = sum(vals) / len(vals)
+        out[repo] = per
     return out
