@@ -9,6 +9,7 @@ import pytest
 from codesearch.cli.eval_cmd import main as eval_main
 from codesearch.eval import crossval
 from codesearch.eval.polyglot import load_set, merge_sets, repo_scores
+from codesearch.eval.polyglot_latency import latency
 
 
 def test_folds_split_repositories_and_span_languages() -> None:
@@ -141,3 +142,12 @@ def test_repo_scores_and_merge(tmp_path: Path) -> None:
     pset = load_set(tmp_path / "a")
     run = {"x:0": {"results": [{"path": "a.py"}]}, "x:1": {"results": []}}
     assert repo_scores(pset, run) == {"x": {"ALL": 0.5, "lang:go": 0.5, "symbol": 1.0, "semantic": 0.0}}
+
+
+def test_latency_counts_a_set_whose_repositories_are_outside_the_fixed_split(tmp_path: Path) -> None:
+    _write_set(tmp_path / "s", {"p1": "python", "g1": "go"})
+    pset = load_set(tmp_path / "s")
+    run = {q.qid: {"latency_ms": 5.0} for q in pset.queries}
+    scopes = latency(pset, run)
+    assert scopes["ALL"]["search"]["n"] == 4
+    assert not any(s.startswith(("fit", "held-out")) for s in scopes)

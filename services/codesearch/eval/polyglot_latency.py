@@ -31,8 +31,10 @@ def latency(pset: PolyglotSet, run: Mapping[str, Mapping[str, Any]]) -> dict[str
         rec = run.get(q.qid)
         if rec is None or "latency_ms" not in rec:
             continue
-        half = next(h for h, names in SPLITS.items() if q.repo in names)
-        for scope in ("ALL", q.category, half, f"{half}/{q.category}"):
+        # The fixed split names the polyglot repositories only; another set's repositories have no half.
+        half = next((h for h, names in SPLITS.items() if q.repo in names), None)
+        halves = (half, f"{half}/{q.category}") if half else ()
+        for scope in ("ALL", q.category, *halves):
             groups.setdefault(scope, []).append(rec)
     order = ["ALL", *CATEGORIES, *(f"{h}{c}" for h in SPLITS for c in ("", *(f"/{c}" for c in CATEGORIES)))]
     return {
