@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from codesearch.common.parsing import _spec, extract
 from codesearch.common.parsing.engine import best_parse, count_errors
-from codesearch.common.parsing.repair import repair
+from codesearch.common.parsing.repair import _GAP, repair
 
 
 def _parse_clean(src: str) -> None:
@@ -87,3 +87,30 @@ def test_a_repair_that_does_not_lower_the_errors_is_dropped() -> None:
     errors = count_errors(tree.root_node)
     _repaired, left, parsed = repair(spec.parser().parse, src, tree, errors, count_errors)
     assert left == errors and parsed == src
+
+
+def test_a_banner_of_slashes_after_a_macro_looking_comment_parses_at_once() -> None:
+    # grpc's event_engine.h read as C: `USAGE (` in a comment reads as an invocation, and the gap from it to the
+    # error crossed a `////...` banner that the old gap pattern could split into `//` comments in 2^n ways: the
+    # parse never returned. The pytest timeout (pyproject) fails this test if it hangs again.
+    banner = "/" * 200
+    src = (
+        "/// EXAMPLE USAGE (Not yet implemented)\n///\n" + banner + "\n"
+        "class Engine : public std::enable_shared_from_this<Engine> {\n public:\n  int x;\n};\n"
+    ).encode()
+    e = extract("event_engine.h", "c", src)
+    assert e is not None and e.error_count > 0  # C++ read as C keeps its errors; the point is that it returns
+
+
+def test_the_gap_between_an_invocation_and_its_error_is_blanks_and_whole_comments() -> None:
+    for gap in [
+        b"",
+        b"  \n\t",
+        b"// a\n  /* b */ ",
+        b"/** doc\n * more */\n",
+        b"////////\n",
+        b"// last line",
+    ]:
+        assert _GAP.fullmatch(gap), gap
+    for not_gap in [b"x", b"/* a */ x /* b */", b"// a\nx", b"/* open", b"/ x"]:
+        assert _GAP.fullmatch(not_gap) is None, not_gap

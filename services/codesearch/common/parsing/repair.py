@@ -39,7 +39,10 @@ _MACRO_CALL = re.compile(rb"(?<![\w.>:])(?:[A-Z][A-Z0-9]*_[A-Z0-9_]*|[A-Z]{3,}[A
 # What the parenthesis matcher steps over whole: strings, characters, comments (an `)` inside one is not code).
 _SKIPPED = rb'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|//[^\n]*|/\*.*?\*/'
 _PAREN_TOKENS = re.compile(rb"[()]|" + _SKIPPED, re.S)
-_GAP = re.compile(rb"(?:\s|//[^\n]*|/\*.*?\*/)*", re.S)  # what may stand between an invocation and its error
+# What may stand between an invocation and its error: blanks and comments. Each alternative matches one way only
+# (a line comment runs to its line's end, a block comment to its first `*/`), so a failed fullmatch is linear: the
+# ambiguous `(?:\s|//[^\n]*|/\*.*?\*/)*` backtracked exponentially over a run of comments (gRPC's event_engine.h).
+_GAP = re.compile(rb"(?:\s|//[^\n]*(?![^\n])|/\*(?:[^*]|\*(?!/))*\*/)*")
 _BODY_AFTER = re.compile(rb"\s*\{")  # an invocation followed by a block
 _DEFINE_OR_UNDEF = re.compile(rb"[ \t]*#[ \t]*(?:define|undef)\b")
 _EXPRESSION_ENDS = (b",", b"(", b")", b"=", b"= {", b"={", b"return")
