@@ -119,3 +119,48 @@ def test_the_product_never_imports_the_laboratory() -> None:
             if any(n == "codesearch_lab" or n.startswith("codesearch_lab.") for n in names):
                 found.append(str(path.relative_to(PACKAGE)))
     assert not found, f"the product imports the laboratory: {found}"
+
+
+LEG_FOLDERS = ("keyword", "vector", "graph", "rerank", "orchestrator")
+# Training and research code: the laboratory, and modules that left the package (moved to codesearch_lab or
+# deleted, see services/codesearch_lab/RECIPES.md); no leg may import them, even if one came back.
+TRAINING_MODULES = (
+    "codesearch_lab",
+    "codesearch.vector.static_train",
+    "codesearch.vector.mode_models",
+    "codesearch.vector.static_blend",
+    "codesearch.rerank.train",
+    "codesearch.rerank.finetune",
+    "codesearch.rerank.blend_fit",
+    "codesearch.rerank.pairs",
+    "codesearch.rerank.doc_comments",
+    "codesearch.eval.confidence_fit",
+    "codesearch.eval.confidence_candidates",
+    "codesearch.eval.learnt_rank",
+)
+
+
+def test_no_leg_imports_training_code() -> None:
+    """The serving path (every leg and the orchestrator) runs without the laboratory's builders and without the
+    research modules that did not become a default."""
+    found = []
+    for leg in LEG_FOLDERS:
+        for path in (PACKAGE / leg).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    names += [f"{node.module}.{a.name}" for a in node.names]
+                names += [a.name for a in node.names] if isinstance(node, ast.Import) else []
+                bad = [n for n in names if any(n == m or n.startswith(m + ".") for m in TRAINING_MODULES)]
+                if bad:
+                    found.append(f"{path.relative_to(PACKAGE)}: {', '.join(sorted(set(bad)))}")
+    assert not found, f"legs import training code: {found}"
+
+
+def test_the_moved_and_deleted_modules_stay_out_of_the_package() -> None:
+    present = [
+        m
+        for m in TRAINING_MODULES
+        if m.startswith("codesearch.") and (PACKAGE.joinpath(*m.split(".")[1:]).with_suffix(".py")).exists()
+    ]
+    assert not present, f"training code back in the shipped package: {present}"

@@ -26,20 +26,11 @@ DEFAULT_EMBED_BACKEND = (
 # routed `auto` fit 0.878 -> 0.879 nDCG@10, paraphrases 0.205 -> 0.255; held-out, reported after the choice,
 # 0.859 -> 0.858 (architecture 0.843 -> 0.829, semantic 0.846 -> 0.856). `semantic` mode had it already.
 DEFAULT_STATIC_MODEL = "all-MiniLM-L6-v2+stdlib"
-# The static model of `semantic` mode; "" = the static model. Another one is blended into the static tier's index
-# and scores `semantic` mode alone while the other modes keep the static model's exact ranking, for 1.79x the static
-# index (vector/mode_models.py): the default was once the distilled model routed and "+stdlib" here.
-DEFAULT_STATIC_SEMANTIC_MODEL = ""
 # The static tier's query in every mode: the transformer's query vector mapped into the static space
 # (vector/query_map.py), weight w, blended with the static query vector; 0 turns it off. Chosen on the fit polyglot
 # repositories and the paraphrase set (w 0, 0.3, 0.5, 0.7; README "Boosted static queries"): distilled `semantic`
 # 0.766 -> 0.771 and paraphrases 0.125 -> 0.153, `+stdlib` 0.783 -> 0.788 and 0.212 -> 0.230 nDCG@10.
 DEFAULT_STATIC_QUERY_WEIGHT = 0.5
-# A static document vector's share from its head (the first lines of its structured text: path words, signature,
-# docstring, names; vector/static_model.py); 0 = the plain mean. Off: at 0.7 (0.35) the paraphrase set's
-# `semantic` nDCG@10 0.302 -> 0.322 (0.316) and held-out `semantic` 0.785 -> 0.797 (0.790), but routed `auto` fell on
-# both polyglot halves (fit 0.915 -> 0.908 (0.908), held-out 0.900 -> 0.890 (0.894); README "head pooling").
-DEFAULT_STATIC_HEAD_WEIGHT = 0.0
 # `semantic` mode's vector candidates re-scored by token late interaction over the static table
 # (vector/late_interaction.py); 0 turns it off. Chosen on the fit polyglot repositories and the paraphrase set
 # (`semantic` NDCG@10 summed over both, static tier, replayed over the server's ranking: 0 1.014, 0.3 1.056, 0.6
@@ -52,7 +43,7 @@ DEFAULT_VECTOR_TIERS = (
 EMBEDDING_CACHE_FILE = (
     "embeddings.sqlite"  # in the model cache unless CODESEARCH_EMBEDDING_CACHE names a file
 )
-DEFAULT_RERANK_MODEL = ""  # no pretrained cross-encoder ships offline; `codesearch reranker train` makes one
+DEFAULT_RERANK_MODEL = ""  # no cross-encoder ships offline: the rerank leg is down until one is named
 DEFAULT_RERANK_BACKEND = "onnx"  # torch's logits at about half its latency (bench/rerank.py)
 MAX_QUERY_CHARS = 2048  # longer than any real question; bounds regex compile and tokenisation cost
 # Streaming search budgets (StreamSearch, StreamGrep): matching lines by default and at most, and the longest
@@ -100,15 +91,10 @@ class Settings:
     model_cache: Path = field(default_factory=lambda: model_cache_dir(os.environ))
     # The vector leg's static model: a model2vec folder or hub name, or a transformer to distil one from.
     static_model: str = DEFAULT_STATIC_MODEL
-    # The static model `semantic` mode scores with; "" (or the static model) means the same one. Another one makes
-    # the static tier store the blend of both, each mode scoring with its own part (vector/mode_models.py).
-    static_semantic_model: str = DEFAULT_STATIC_SEMANTIC_MODEL
     # The vector leg's tiers: "static,transformer", "static" or "transformer" (vector/tiers.py).
     vector_tiers: str = DEFAULT_VECTOR_TIERS
     # Weight of the transformer's mapped query vector in the static tier's query (0 = the static query alone).
     static_query_weight: float = DEFAULT_STATIC_QUERY_WEIGHT
-    # A static document vector's share from its head: its first lines (vector/static_model.py; 0 = plain mean).
-    static_head_weight: float = DEFAULT_STATIC_HEAD_WEIGHT
     # Weight of token late interaction in the vector leg's scores where a request asks (`semantic` mode; 0 = off).
     late_interaction_weight: float = DEFAULT_LATE_INTERACTION_WEIGHT
     # The query map file; "" means the one shipped for the static model (vector/query_maps/).
@@ -158,12 +144,10 @@ class Settings:
             embed_model=e.get("CODESEARCH_EMBED_MODEL", DEFAULT_EMBED_MODEL),
             embed_backend=e.get("CODESEARCH_EMBED_BACKEND", DEFAULT_EMBED_BACKEND),
             static_model=e.get("CODESEARCH_STATIC_MODEL", DEFAULT_STATIC_MODEL),
-            static_semantic_model=e.get("CODESEARCH_STATIC_SEMANTIC_MODEL", DEFAULT_STATIC_SEMANTIC_MODEL),
             vector_tiers=e.get("CODESEARCH_VECTOR_TIERS", DEFAULT_VECTOR_TIERS),
             static_query_weight=_number(
                 e, "CODESEARCH_STATIC_QUERY_WEIGHT", DEFAULT_STATIC_QUERY_WEIGHT, float
             ),
-            static_head_weight=_number(e, "CODESEARCH_STATIC_HEAD_WEIGHT", DEFAULT_STATIC_HEAD_WEIGHT, float),
             static_query_map=e.get("CODESEARCH_STATIC_QUERY_MAP", ""),
             late_interaction_weight=_weight(
                 e, "CODESEARCH_LATE_INTERACTION_WEIGHT", DEFAULT_LATE_INTERACTION_WEIGHT
@@ -232,11 +216,24 @@ def _weight(e: Mapping[str, str], name: str, default: float) -> float:
     return value
 
 
-def model_cache_dir(e: Mapping[str, str]) -> Path:
+def model_cache_dir(env: Mapping[str, str] | None = None) -> Path:
     """Where exported models live: CODESEARCH_MODEL_CACHE, else the user's cache folder (XDG)."""
+    e = os.environ if env is None else env
     if e.get("CODESEARCH_MODEL_CACHE"):
         return Path(e["CODESEARCH_MODEL_CACHE"]).expanduser()
     return Path(e.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "codesearch"
+
+
+def listen_override(env: Mapping[str, str] | None = None) -> str:
+    """CODESEARCH_LISTEN alone ("" when unset): `codesearch serve` puts it before --address."""
+    e = os.environ if env is None else env
+    return e.get("CODESEARCH_LISTEN", "")
+
+
+def telemetry_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The OpenTelemetry variables (OTEL_*) that choose the trace and metric exporters (common/telemetry.py)."""
+    e = os.environ if env is None else env
+    return {k: v for k, v in e.items() if k.startswith("OTEL_")}
 
 
 def client_address(env: dict[str, str] | None = None) -> str:

@@ -30,8 +30,7 @@ README_COMMANDS = [
     ["mcp", "--address", "127.0.0.1:50551"],
     ["eval", "q.jsonl", "--repo", "x", "--modes", "auto,keyword"],
     ["bench", "load", "--seconds", "5", "--clients", "2"],
-    ["bench", "scale", "--sizes", "1,2"],
-    ["reranker", "train", "--repo", "x", "--budget-minutes", "1"],
+    ["bench", "scale", "--sizes", "1,2", "--corpus", "/tmp/x", "--queries", "q.jsonl"],
 ]
 
 

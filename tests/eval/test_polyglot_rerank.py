@@ -39,12 +39,20 @@ def _absent(shared_eval: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def small_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from codesearch.common.models.lookup import model_path
     from codesearch.common.models.threads import configure_torch_threads
-    from codesearch.rerank import finetune
+    from sentence_transformers import CrossEncoder
 
     configure_torch_threads(0)
     out = tmp_path_factory.mktemp("ce") / "model"
-    finetune.new_cross_encoder(TOY_LENGTH, "cpu").save(str(out))
+    fresh = CrossEncoder(
+        model_path("all-MiniLM-L6-v2"),
+        num_labels=1,
+        max_length=TOY_LENGTH,
+        device="cpu",
+        local_files_only=True,
+    )
+    fresh.save(str(out))
     return out
 
 

@@ -6,7 +6,7 @@ from codesearch.eval.harness import vector_tier
 from codesearch.eval.polyglot import PolyQuery
 from codesearch.eval.polyglot_run import run_line
 from codesearch.eval.runfile import RunRecord, format_tiers, tier_counts
-from codesearch.orchestrator.fanout import LEG_DETAIL, _vector_hits
+from codesearch.orchestrator.fanout import _vector_hits
 from codesearch.v1 import common_pb2, search_pb2, vector_pb2
 
 
@@ -28,16 +28,12 @@ def test_the_vector_legs_report_names_the_tier() -> None:
 def test_a_boosted_static_query_is_named_in_the_report_and_counted() -> None:
     """The vector leg's answer as the fan-out writes it into the leg report (vector/query_boost.py)."""
     details: list[str] = []
-    token = LEG_DETAIL.set(details)
-    try:
-        for boosted in (True, False):
-            answer = vector_pb2.VectorSearchResponse(
-                tier="static", model="s#model2vec", query_encoder="t mapped" if boosted else "s#model2vec"
-            )
-            answer.query_boosted = boosted
-            _vector_hits(answer, common_pb2.LEG_VECTOR)
-    finally:
-        LEG_DETAIL.reset(token)
+    for boosted in (True, False):
+        answer = vector_pb2.VectorSearchResponse(
+            tier="static", model="s#model2vec", query_encoder="t mapped" if boosted else "s#model2vec"
+        )
+        answer.query_boosted = boosted
+        details.append(_vector_hits(answer, common_pb2.LEG_VECTOR).detail)
     assert details == [
         "tier static, model s#model2vec, query boosted by t mapped",
         "tier static, model s#model2vec",

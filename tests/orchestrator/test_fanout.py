@@ -4,7 +4,6 @@ answer does not depend on which leg answered first."""
 from __future__ import annotations
 
 import asyncio
-from functools import partial
 from pathlib import Path
 
 import grpc
@@ -67,9 +66,9 @@ def test_every_leg_gets_its_budget_as_its_deadline(tmp_path: Path) -> None:
         )
 
 
-def _leg_answer(leg: int, snippet: str) -> tuple[common_pb2.LegReport, list[common_pb2.Hit]]:
+def _leg_answer(leg: int, snippet: str) -> fanout.LegResult:
     report = common_pb2.LegReport(leg=leg, status=common_pb2.LEG_STATUS_OK)
-    return report, [common_pb2.Hit(snippet=snippet)]
+    return fanout.LegResult(report, [common_pb2.Hit(snippet=snippet)])
 
 
 def test_a_settled_query_drops_the_vector_answer_even_when_it_came_first() -> None:
@@ -80,14 +79,16 @@ def test_a_settled_query_drops_the_vector_answer_even_when_it_came_first() -> No
         LegPlan(common_pb2.LEG_KEYWORD, 1.0, keyword_pb2.KeywordSearchRequest(query=query), 1.0),
         LegPlan(common_pb2.LEG_VECTOR, 0.2, vector_pb2.VectorSearchRequest(text=query), 1.0),
     ]
-    settle = partial(adaptive.decisive, search_pb2.INTENT_UNDERSTAND_CODE, query)
+
+    def settle(hits: list[common_pb2.Hit]) -> str:
+        return adaptive.decisive(search_pb2.INTENT_UNDERSTAND_CODE, adaptive.keyword_coverage(query, hits))
 
     async def outcome(vector_first: bool) -> set[int]:
-        async def keyword() -> tuple[common_pb2.LegReport, list[common_pb2.Hit]]:
+        async def keyword() -> fanout.LegResult:
             await asyncio.sleep(0.05 if vector_first else 0.0)
             return _leg_answer(common_pb2.LEG_KEYWORD, "def get(self): return the cached value")
 
-        async def vector() -> tuple[common_pb2.LegReport, list[common_pb2.Hit]]:
+        async def vector() -> fanout.LegResult:
             await asyncio.sleep(0.0 if vector_first else 0.05)
             return _leg_answer(common_pb2.LEG_VECTOR, "something else entirely")
 

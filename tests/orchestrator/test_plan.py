@@ -12,8 +12,8 @@ from codesearch.orchestrator.plan import (
     Scope,
     plan_search,
 )
+from codesearch.orchestrator.query import SPECIFIC_WORDS, Query
 from codesearch.orchestrator.query_terms import content_words
-from codesearch.orchestrator.ranking.signals import SHIPPED
 from codesearch.orchestrator.router import classify
 from codesearch.v1 import common_pb2, graph_pb2, keyword_pb2, search_pb2, vector_pb2
 
@@ -22,7 +22,10 @@ ALL = {"keyword", "vector", "graph"}
 
 def plan_for(query: str, available: set[str] = ALL, **kw):  # type: ignore[no-untyped-def]
     request = search_pb2.SearchRequest(query=query, **kw)
-    return plan_search(request, classify(query), Scope.of(request, ["repo"]), available, budget_s=1.5)
+    parsed = Query.parse(query)
+    return plan_search(
+        request, parsed, classify(parsed), Scope.of(request, ["repo"]), available, budget_s=1.5
+    )
 
 
 def test_where_is_x_defined_goes_direct_to_the_definition_leg_with_the_budget() -> None:
@@ -37,28 +40,26 @@ def test_where_is_x_defined_goes_direct_to_the_definition_leg_with_the_budget() 
     )
 
 
-def test_without_the_direct_path_every_routed_leg_is_planned_by_weight() -> None:
-    plan = plan_search(
-        search_pb2.SearchRequest(query="parse_config"),
-        classify("parse_config"),
-        Scope(["repo"], [], "", False),
-        ALL,
-        budget_s=1.5,
-        allow_direct=False,
-    )
-    assert plan.strategy == search_pb2.STRATEGY_RRF
-    assert [(p.leg, p.weight) for p in plan.legs] == [
+def test_a_direct_plan_says_up_front_what_it_asks_when_nothing_is_found() -> None:
+    plan = plan_for("where is parse_config defined")
+    assert plan.strategy == search_pb2.STRATEGY_DIRECT and plan.fallback is not None
+    fallback = plan.fallback
+    assert fallback.strategy == search_pb2.STRATEGY_RRF_AFTER_DIRECT and fallback.fallback is None
+    assert not fallback.settles
+    assert [(p.leg, p.weight) for p in fallback.legs] == [
         (common_pb2.LEG_DEFINITION, 0.7),
         (common_pb2.LEG_REFERENCES, 0.2),
         (common_pb2.LEG_KEYWORD, 0.1),
         (common_pb2.LEG_VECTOR, 0.0),
     ]
-    assert plan.legs[-1].request is None and plan.legs[-1].skip_reason == "weight 0 for this intent"
+    assert fallback.legs[-1].request is None and fallback.legs[-1].skip_reason == "weight 0 for this intent"
+    assert plan_for("parse_config").fallback is None  # not direct: every routed leg is asked at once
 
 
 def test_a_meaning_query_asks_keyword_and_vector_with_the_whole_query_and_filters() -> None:
     plan = plan_for("how are retries with backoff done", languages=["python"], path_glob="src/*")
-    assert plan.strategy == search_pb2.STRATEGY_RRF and plan.settles_early
+    # A meaning question fuses the legs' scores, and its keyword answer may settle it: both decided here.
+    assert plan.strategy == search_pb2.STRATEGY_SCORE_FUSION and plan.settles
     requests = {p.leg: p.request for p in plan.legs}
     assert requests[common_pb2.LEG_KEYWORD] == keyword_pb2.KeywordSearchRequest(
         repositories=["repo"],
@@ -139,12 +140,12 @@ def test_a_long_description_of_one_function_lets_the_vector_leg_lead_with_late_i
         LONG_DESCRIPTION_VECTOR_FACTOR * short_vector.weight / short_keyword.weight
     )
     assert vector.weight > keyword.weight and short_vector.weight < short_keyword.weight
-    # "Long" starts past signals' specific_words content words.
+    # "Long" starts past query.SPECIFIC_WORDS content words.
     nine = "how does the parser split quoted shell words into tokens respecting escapes"
     eight = "how does the parser split quoted shell words into tokens respecting"
     assert [len(content_words(q)) for q in (nine, eight)] == [
-        SHIPPED.specific_words + 1,
-        SHIPPED.specific_words,
+        SPECIFIC_WORDS + 1,
+        SPECIFIC_WORDS,
     ]
     assert vector_and_keyword(nine)[0].request.late_interaction
     assert not vector_and_keyword(eight)[0].request.late_interaction

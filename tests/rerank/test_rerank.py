@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
 import numpy as np
 import pytest
 from codesearch.common.grpc_util import add_health_and_reflection
+from codesearch.common.models.lookup import model_path
 from codesearch.common.models.threads import configure_torch_threads
 from codesearch.config import Settings
-from codesearch.rerank import finetune as rfinetune
 from codesearch.rerank import service as rservice
 from codesearch.rerank import text as rtext
 from codesearch.rerank.model import BLEND_FILE, Blend, Candidate, Reranker
@@ -48,11 +48,58 @@ HELD_OUT_RIGHT = "def sort_numbers(values):\n    return sorted(values)"
 HELD_OUT_WRONG = "Roast the peppers until the skins blacken, then peel them."
 
 
+def _train_toy(ce: object, batches: Callable[[int], list[tuple[str, list[str]]]], steps: int) -> None:
+    """Listwise training of a plain CrossEncoder's fresh head and top layers (embeddings and the lower half
+    frozen): cross-entropy with each group's positive first."""
+    import torch
+
+    model = ce.model  # type: ignore[attr-defined]
+    tokenizer = ce.tokenizer  # type: ignore[attr-defined]
+    frozen = ("embeddings.", "encoder.layer.0.", "encoder.layer.1.", "encoder.layer.2.")
+    named = [(n, p) for n, p in model.named_parameters() if not n.split(".", 1)[-1].startswith(frozen)]
+    trainable = {id(p) for _, p in named}
+    for p in model.parameters():
+        p.requires_grad = id(p) in trainable
+    groups = [
+        {"params": [p for n, p in named if not n.startswith("classifier")], "lr": 1e-4},
+        {"params": [p for n, p in named if n.startswith("classifier")], "lr": 2e-3},
+    ]
+    opt = torch.optim.AdamW(groups, weight_decay=0.01)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 10))
+    model.train()
+    for step in range(steps):
+        items = batches(step)
+        enc = tokenizer(
+            [q for q, texts in items for _ in texts],
+            [t for _, texts in items for t in texts],
+            padding=True,
+            truncation=True,
+            max_length=TOY_LENGTH,
+            return_tensors="pt",
+        ).to(model.device)
+        logits = model(**enc).logits.view(len(items), len(items[0][1]))
+        loss = torch.nn.functional.cross_entropy(logits, torch.zeros(len(items), dtype=torch.long))
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_([p for _, p in named], 1.0)
+        opt.step()
+        sched.step()
+    model.eval()
+
+
 @pytest.fixture(scope="module")
 def toy_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A cross-encoder trained from the bundled MiniLM weights on the toy set, saved to disk."""
+    from sentence_transformers import CrossEncoder
+
     configure_torch_threads(0)
-    ce = rfinetune.new_cross_encoder(TOY_LENGTH, "cpu")
+    ce = CrossEncoder(
+        model_path("all-MiniLM-L6-v2"),
+        num_labels=1,
+        max_length=TOY_LENGTH,
+        device="cpu",
+        local_files_only=True,
+    )
 
     def batches(step: int) -> list[tuple[str, list[str]]]:
         items = []
@@ -62,8 +109,7 @@ def toy_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
             items.append((q, [right, *wrong]))
         return items
 
-    steps = rfinetune.train_cross_encoder(ce, batches, math.inf, TOY_STEPS, TOY_LENGTH)
-    assert steps == TOY_STEPS
+    _train_toy(ce, batches, TOY_STEPS)
     out = tmp_path_factory.mktemp("toy") / "model"
     ce.save(str(out))
     return out
@@ -170,7 +216,7 @@ def test_unavailable_model_keeps_service_up(model: str, settings: Settings, star
         assert not info.available
         assert info.unavailable_reason
         if not model:
-            assert "reranker train" in info.unavailable_reason
+            assert "CODESEARCH_RERANK_MODEL" in info.unavailable_reason
         else:
             assert model in info.unavailable_reason
         with pytest.raises(grpc.RpcError) as e:

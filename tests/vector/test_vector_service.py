@@ -411,7 +411,7 @@ def two_repos(settings: Settings, serve):  # type: ignore[no-untyped-def]
     """A repository deleted while a request for every repository opens it is skipped, as one deleted before the
     listing is; a broken index still says so (as in the keyword and graph legs). Two repositories indexed by the
     static tier, then a fresh servicer that has opened neither (no worker)."""
-    settings = replace(settings, vector_tiers="static", static_semantic_model="")
+    settings = replace(settings, vector_tiers="static")
     emb = Embedder(settings.static_model, "model2vec", model_cache=settings.model_cache)
     assert emb.load(), emb.unavailable_reason  # distilled once per machine, then found in the model cache
     writer = VectorServicer(settings)

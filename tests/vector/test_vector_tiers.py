@@ -49,14 +49,6 @@ serve = _service_tests.serve  # the fixture
 pytestmark = pytest.mark.model
 
 
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
-    """One static model in every mode (the default; pinned here whatever the environment says): these tests are
-    about tiers of one model each; a per-mode blend (CODESEARCH_STATIC_SEMANTIC_MODEL) has its own,
-    tests/vector/test_vector_mode_models.py."""
-    return replace(settings, static_semantic_model="")
-
-
 @pytest.fixture(scope="module")
 def static_ready() -> None:
     """The default static model made from the bundled MiniLM into the machine's model cache (distilled once per
@@ -197,7 +189,7 @@ def test_transformer_takes_over_and_a_query_never_mixes_tiers(
         emb = static if resp.tier == "static" else transformer
         boosted = resp.query_boosted
         assert resp.query_encoder == emb.model_id or (boosted and resp.tier == "static"), resp.query_encoder
-        q = servicer.boosters[False].encode(query) if boosted else emb.encode_query(query)
+        q = servicer.booster.encode(query) if boosted else emb.encode_query(query)
         for h in resp.hits:
             doc = emb.encode_documents([texts[(h.location.path, h.location.start_line)]])[0]
             assert h.score == pytest.approx(float(q @ doc), abs=2e-3), (resp.tier, h.location.path)
@@ -256,7 +248,7 @@ def test_a_static_only_leg_answers_plain_until_the_transformer_loads_then_booste
     static_only = replace(settings, vector_tiers="static", static_query_weight=0.5)
     servicer = VectorServicer(static_only, start_worker=False)  # the transformer is not loaded yet
     stub = serve(servicer)
-    assert list(servicer.embedders) == ["static"] and list(servicer.boosters) == [False]
+    assert list(servicer.embedders) == ["static"] and servicer.booster is not None
     assert update(stub, "demo", corpus_files(), replace_all=True).pending == 0
     query = "how are retries with exponential backoff done"
     request = vector_pb2.VectorSearchRequest(repositories=["demo"], text=query, limit=7)
@@ -272,20 +264,20 @@ def test_a_static_only_leg_answers_plain_until_the_transformer_loads_then_booste
     assert status_detail().endswith("static queries plain until all-MiniLM-L6-v2 is loaded")
     servicer.start()  # loads the static model, the map, then the transformer for queries
     for _ in range(600):
-        if not servicer.boosters[False].pending:
+        if not servicer.booster.pending:
             break
         time.sleep(0.1)
-    assert servicer.boosters[False].ready, servicer.boosters[False].off_reason
+    assert servicer.booster.ready, servicer.booster.off_reason
     boosted = stub.VectorSearch(request)
     assert boosted.tier == "static" and not boosted.upgrading and boosted.query_boosted
-    assert boosted.query_encoder == servicer.boosters[False].encoder and BOOSTED_MARK in boosted.query_encoder
+    assert boosted.query_encoder == servicer.booster.encoder and BOOSTED_MARK in boosted.query_encoder
     assert boosted.hits[0].location.path == "net/retry.py"
     assert status_detail().endswith("static queries boosted by all-MiniLM-L6-v2 at weight 0.5")
     # What a client asks for with plain_static_query: the static query alone, even now.
     plain = stub.VectorSearch(vector_pb2.VectorSearchRequest(text=query, limit=7, plain_static_query=True))
     assert plain.query_encoder == plain.model and not plain.upgrading and not plain.query_boosted
     # One consistent tier: every score is the boosted query's cosine with the chunk's static vector.
-    q = servicer.boosters[False].encode(query)
+    q = servicer.booster.encode(query)
     texts = {
         (c.path, c.start_line): doc_text(c.path, c.text, list(c.breadcrumb), c.symbol, DEFAULT_VARIANT)
         for f in corpus_files()
@@ -298,7 +290,7 @@ def test_a_static_only_leg_answers_plain_until_the_transformer_loads_then_booste
     # Weight 0 turns the boost off: the plain static query, nothing pending.
     off = VectorServicer(replace(static_only, static_query_weight=0.0), start_worker=False)
     try:
-        assert not off.boosters[False].pending and off.boosters[False].off_reason.startswith("off")
-        assert off.boosters[False].state == "plain: off (CODESEARCH_STATIC_QUERY_WEIGHT is 0)"
+        assert not off.booster.pending and off.booster.off_reason.startswith("off")
+        assert off.booster.state == "plain: off (CODESEARCH_STATIC_QUERY_WEIGHT is 0)"
     finally:
         off.close()

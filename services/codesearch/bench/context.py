@@ -1,7 +1,7 @@
 """How often a context pack holds the gold code, against the plain "top Search chunks until the budget is full".
 
     PYTHONPATH=services python3 -m codesearch.bench.context --address 127.0.0.1:50610 \\
-        --repo cpython-lib [--budgets 4000 8000 16000] [--limit N]
+        --repo cpython-lib --eval-dir ../shared/eval [--budgets 4000 8000 16000] [--limit N]
 
 concept and semantic queries: share of queries whose gold span (same path, lines overlapping within +-3) is in
 the pack. references queries: share of gold call-site files in the pack (mean over queries). Both systems see the
@@ -24,7 +24,6 @@ from codesearch.orchestrator.context import SEED_LIMIT
 from codesearch.orchestrator.packing import Candidate, FileText, Packer
 from codesearch.v1 import keyword_pb2, keyword_pb2_grpc, search_pb2, search_pb2_grpc
 
-EVAL_DIR = Path(__file__).resolve().parents[3].parent / "shared" / "eval"
 GOLD_SLACK = 3  # lines of slack when matching a gold span, as the eval's scorer does for concept queries
 DEFAULT_BUDGETS = (4000, 8000, 16000)
 UNLIMITED_SEGMENTS = 10**6  # the baseline has no per-file segment cap
@@ -110,7 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--address", default="127.0.0.1:50610")
     ap.add_argument("--repo", default="cpython-lib")
-    ap.add_argument("--eval-dir", type=Path, default=EVAL_DIR)
+    ap.add_argument(
+        "--eval-dir", type=Path, required=True, help="folder of dev-queries.jsonl and semantic-dev.jsonl"
+    )
     ap.add_argument("--budgets", type=int, nargs="+", default=list(DEFAULT_BUDGETS))
     ap.add_argument("--limit", type=int, default=0, help="at most this many queries per class (0: all)")
     ap.add_argument("--no-expansion", action="store_true", help="pack seeds only (to measure the expansions)")

@@ -1,7 +1,7 @@
 """Scale curve: index 1x, 4x, 16x a corpus through a real server and print how each cost grows.
 
-    codesearch bench scale [--sizes 1,4,16] [--corpus /tmp/corpus/cpython-lib]
-        [--queries ../shared/eval/dev-queries.jsonl] [--per-intent 50] [--json FILE]
+    codesearch bench scale --corpus /tmp/corpus/cpython-lib --queries ../shared/eval/dev-queries.jsonl
+        [--sizes 1,4,16] [--per-intent 50] [--json FILE]
 
 For each size N a fresh `codesearch serve` process over a fresh data directory indexes N copies of the corpus
 (distinct repositories, one after another, as `codesearch index` would) and this prints: index time (until every

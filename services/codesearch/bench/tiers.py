@@ -1,6 +1,6 @@
 """The vector leg's tiers head to head, in one run (on demand, not a test):
 
-    PYTHONPATH=services python3 -m codesearch.bench.tiers [--static-chunks 4000] [--transformer-chunks 300]
+    PYTHONPATH=services python3 -m codesearch.bench.tiers --corpus DIR [--static-chunks 4000] [--transformer-chunks 300]
 
 On real definition units of the standard-library corpus (structured doc text, as indexed): documents embedded
 per second by each tier and their ratio, query embedding p50/p99 (distinct queries: no cache hits), and vector
@@ -15,31 +15,30 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
-from codesearch.bench.vector_quality import CORPUS, units_of
+from codesearch.bench.vector_quality import units_of
 from codesearch.config import DEFAULT_STATIC_QUERY_WEIGHT, Settings
 from codesearch.orchestrator.plan import LEG_DEPTH  # the candidates `semantic` mode re-scores
 from codesearch.vector import tiers
 from codesearch.vector.doc_text import doc_text
 from codesearch.vector.embedder import Embedder
 from codesearch.vector.late_interaction import texts_f1, token_f1
-from codesearch.vector.mode_models import BlendPart, blend_parts
 from codesearch.vector.query_boost import QueryBooster
 from codesearch.vector.tier_index import HNSW_EXPANSION_ADD, STATIC_EXPANSION_ADD, Index, new_index
 from codesearch.vector.tier_models import shared_embedder
 
-ROUTED_ALONE = "static, routed model alone"  # the row a mode blend is measured against
 QUERIES = 300  # distinct queries per tier: enough for a p99
 WARMUP_TEXTS = 16  # first calls allocate and fill caches
 
 
-def corpus_texts(limit: int) -> list[str]:
+def corpus_texts(limit: int, corpus: Path) -> list[str]:
     texts: list[str] = []
-    for rel in sorted(str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*.py")):
-        texts += [doc_text(rel, text, crumbs, symbol) for _a, _b, crumbs, symbol, text in units_of(rel)]
+    for rel in sorted(str(p.relative_to(corpus)) for p in corpus.rglob("*.py")):
+        units = units_of(rel, corpus)
+        texts += [doc_text(rel, text, crumbs, symbol) for _a, _b, crumbs, symbol, text in units]
         if len(texts) >= limit:
             break
     return texts[:limit]
@@ -47,27 +46,28 @@ def corpus_texts(limit: int) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--corpus",
+        type=Path,
+        required=True,
+        help="the standard-library corpus (make_corpus.py of the shared evaluation folder writes one)",
+    )
     ap.add_argument("--static-chunks", type=int, default=4000)
     ap.add_argument("--transformer-chunks", type=int, default=300)
     args = ap.parse_args(argv)
     settings = Settings.from_env()
-    texts = corpus_texts(max(args.static_chunks, args.transformer_chunks))
+    texts = corpus_texts(max(args.static_chunks, args.transformer_chunks), args.corpus)
     sizes = {tiers.STATIC: args.static_chunks, tiers.TRANSFORMER: args.transformer_chunks}
     beams = {tiers.STATIC: STATIC_EXPANSION_ADD, tiers.TRANSFORMER: HNSW_EXPANSION_ADD}
     rates: dict[str, float] = {}
     query_p50: dict[str, float] = {}
-    print(f"corpus {CORPUS}: {len(texts)} definition units")
+    print(f"corpus {args.corpus}: {len(texts)} definition units")
     print(
         "| tier | model | dims | chunks | chunks/s | query p50 ms | query p99 ms | search p50 ms | "
         "index bytes/chunk |"
     )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     rows = [(tier, shared_embedder(settings, tier)) for tier in tiers.TIERS]
-    parts = blend_parts(settings, rows[0][1])
-    if parts:  # a mode blend (vector/mode_models.py): against the routed static model alone, same run
-        rows.insert(
-            0, (ROUTED_ALONE, shared_embedder(replace(settings, static_semantic_model=""), tiers.STATIC))
-        )
     measured: dict[
         str, tuple[float, float, float, float]
     ] = {}  # chunks/s, query p50, search p50, bytes/chunk
@@ -81,8 +81,6 @@ def main(argv: list[str] | None = None) -> int:
         vecs = emb.encode_documents(part)
         rates[tier] = len(part) / (time.perf_counter() - t0)
         encode: Callable[[str], np.ndarray] = emb.encode_query
-        if tier == tiers.STATIC and parts:  # routed `auto`'s query: the routed part alone, lifted
-            encode = lifted_query(parts[False])
         lat = query_latencies(encode, tier)
         query_p50[tier] = float(np.percentile(lat, 50))
         index = new_index(emb.dims, beams.get(tier, STATIC_EXPANSION_ADD))
@@ -96,15 +94,9 @@ def main(argv: list[str] | None = None) -> int:
             f"| {tier} | {emb.model_id} | {emb.dims} | {len(part)} | {rates[tier]:,.0f} | "
             f"{query_p50[tier]:.3f} | {np.percentile(lat, 99):.3f} | {search_p50:.3f} | {per_chunk:,.0f} |"
         )
-    if ROUTED_ALONE in measured and tiers.STATIC in measured:
-        ratios = [b / a for a, b in zip(measured[ROUTED_ALONE], measured[tiers.STATIC], strict=True)]
-        print(
-            "mode blend / routed model alone: chunks/s {:.2f}x, query p50 {:.2f}x, search p50 {:.2f}x, "
-            "bytes/chunk {:.2f}x".format(*ratios)
-        )
     if tiers.STATIC in rates and tiers.TRANSFORMER in rates:
         print(f"static / transformer chunks/s: {rates[tiers.STATIC] / rates[tiers.TRANSFORMER]:.0f}x")
-        boosted_query(settings, query_p50[tiers.STATIC], parts.get(True))
+        boosted_query(settings, query_p50[tiers.STATIC])
     if tiers.STATIC in measured:
         search, cold, warm = late_cost
         print(
@@ -137,10 +129,6 @@ def late_interaction_cost(emb: Embedder, index: Index, texts: list[str]) -> tupl
     return tuple(float(np.percentile(x, 50)) for x in (search, cold, warm))  # type: ignore[return-value]
 
 
-def lifted_query(part: BlendPart) -> Callable[[str], np.ndarray]:
-    return lambda text: part.lift(part.encode_query(text))
-
-
 def search_latency(index: Index, encode: Callable[[str], np.ndarray], tag: str) -> float:
     """p50 milliseconds of a top-10 search of the index (the queries embedded first)."""
     queries = [encode(f"how does the {tag} code number {i} handle errors") for i in range(QUERIES)]
@@ -163,10 +151,9 @@ def query_latencies(encode: Callable[[str], np.ndarray], tag: str) -> list[float
     return lat
 
 
-def boosted_query(settings: Settings, static_p50: float, semantic_part: Embedder | None) -> None:
-    """The static tier's boosted query (vector/query_boost.py): one transformer pass, the map, the static query
-    (of a mode blend, `semantic` mode's part)."""
-    static = semantic_part or shared_embedder(settings, tiers.STATIC)
+def boosted_query(settings: Settings, static_p50: float) -> None:
+    """The static tier's boosted query (vector/query_boost.py): one transformer pass, the map, the static query."""
+    static = shared_embedder(settings, tiers.STATIC)
     booster = QueryBooster(
         static,
         shared_embedder(settings, tiers.TRANSFORMER),

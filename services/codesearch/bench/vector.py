@@ -1,6 +1,6 @@
 """On-demand benchmark of the vector leg (not a test: minutes of CPU).
 
-    PYTHONPATH=services python3 -m codesearch.bench.vector [--vectors 100000] [--skip-embed] [--skip-reindex]
+    PYTHONPATH=services python3 -m codesearch.bench.vector --corpus DIR [--vectors 100000] [--skip-embed] [--skip-reindex]
 
 1. usearch HNSW with the store's parameters on N random unit vectors (384 dims): build time, recall@10 against
    exact search, p50 latency against an exact numpy scan, index size on disk; per expansion_search and dtype.
@@ -102,22 +102,22 @@ def bench_crossover() -> None:
         print(f"| {n:,} | {a:.3f} | {b:.3f} | {c:.3f} |")
 
 
-def corpus_units(limit: int) -> list[tuple[str, int, int, list[str], str, str]]:
-    from codesearch.bench.vector_quality import CORPUS, units_of
+def corpus_units(limit: int, corpus: Path) -> list[tuple[str, int, int, list[str], str, str]]:
+    from codesearch.bench.vector_quality import units_of
 
     out = []
-    for f in sorted(str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*.py")):
-        out += [(f, *u) for u in units_of(f)]
+    for f in sorted(str(p.relative_to(corpus)) for p in corpus.rglob("*.py")):
+        out += [(f, *u) for u in units_of(f, corpus)]
         if len(out) >= limit:
             break
     return out[:limit]
 
 
-def bench_embed(backends: list[str]) -> None:
+def bench_embed(backends: list[str], corpus: Path) -> None:
     from codesearch.vector.doc_text import doc_text
     from codesearch.vector.embedder import Embedder
 
-    units = corpus_units(256)
+    units = corpus_units(256, corpus)
     texts = [doc_text(f, t, c, s) for f, _a, _b, c, s, t in units]
     print("\n## Embedding throughput (256 definition units of the corpus, structured doc text)")
     print(
@@ -149,21 +149,21 @@ def _timed(fn) -> float:
     return (time.perf_counter() - t0) * 1000
 
 
-def bench_reindex(files: int) -> None:
-    from codesearch.bench.vector_quality import CORPUS, units_of
+def bench_reindex(files: int, corpus: Path) -> None:
+    from codesearch.bench.vector_quality import units_of
     from codesearch.common.index_update import IndexBatch
     from codesearch.config import Settings
     from codesearch.v1 import common_pb2
     from codesearch.vector.service import VectorServicer
 
-    names = sorted(str(p.relative_to(CORPUS)) for p in CORPUS.rglob("*.py"))[:files]
+    names = sorted(str(p.relative_to(corpus)) for p in corpus.rglob("*.py"))[:files]
 
     def indexed(rel: str, suffix: str = "") -> common_pb2.IndexedFile:
         chunks = [
             common_pb2.Chunk(
                 path=rel, start_line=a, end_line=b, language="python", text=t + suffix, breadcrumb=c, symbol=s
             )
-            for a, b, c, s, t in units_of(rel)
+            for a, b, c, s, t in units_of(rel, corpus)
         ]
         return common_pb2.IndexedFile(path=rel, language="python", chunks=chunks[:1] + chunks[1:])
 
@@ -207,6 +207,7 @@ def bench_reindex(files: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--corpus", type=Path, help="the standard-library corpus (embedding and re-index parts)")
     ap.add_argument("--vectors", type=int, default=100_000)
     ap.add_argument("--dtypes", default="f16,f32,i8", help="usearch scalar types to compare at full size")
     ap.add_argument("--skip-crossover", action="store_true")
@@ -216,14 +217,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-embed", action="store_true")
     ap.add_argument("--skip-reindex", action="store_true")
     args = ap.parse_args(argv)
+    if args.corpus is None and not (args.skip_embed and args.skip_reindex):
+        ap.error("--corpus is required unless --skip-embed and --skip-reindex are given")
     if not args.skip_hnsw:
         bench_hnsw(args.vectors, args.dtypes.split(","))
     if not args.skip_crossover:
         bench_crossover()
     if not args.skip_embed:
-        bench_embed(args.backends.split(","))
+        bench_embed(args.backends.split(","), args.corpus)
     if not args.skip_reindex:
-        bench_reindex(args.reindex_files)
+        bench_reindex(args.reindex_files, args.corpus)
     return 0
 
 

@@ -6,10 +6,10 @@ files that hold the gold answers of a fixed random sample of queries, plus the u
 other corpus files as distractors. Every variant sees the same pool and queries. Scored with the eval's own
 score.py rules (MRR@10, hit@1, hit@10).
 
-    PYTHONPATH=services python3 -m codesearch.bench.vector_quality --queries semantic-dev.jsonl --sample 40
+    PYTHONPATH=services python3 -m codesearch.bench.vector_quality --eval-dir EVAL --corpus DIR --queries semantic-dev.jsonl --sample 40
 
 Measured (2 shared cores, all-MiniLM-L6-v2 torch, seed 0; see the report for the exact commands):
-    PYTHONPATH=services python3 -m codesearch.bench.vector_quality --queries semantic-dev.jsonl --sample 40 \
+    PYTHONPATH=services python3 -m codesearch.bench.vector_quality --eval-dir EVAL --corpus DIR --queries semantic-dev.jsonl --sample 40 \
         --extra-files 5
     40 queries; pool: 38 gold files + 5 others = 3024 definition units
     | variant | MRR@10 | hit@1 | hit@10 |
@@ -25,7 +25,6 @@ import argparse
 import ast
 import importlib.util
 import json
-import os
 import random
 import sys
 import tempfile
@@ -37,8 +36,6 @@ import numpy as np
 from codesearch.vector.doc_text import VARIANTS, doc_text
 from codesearch.vector.embedder import Embedder
 
-EVAL_DIR = Path(os.environ.get("CODESEARCH_EVAL_DIR", "/work/shared/eval"))
-CORPUS = Path(os.environ.get("CODESEARCH_EVAL_CORPUS", "/tmp/corpus/cpython-lib"))
 WINDOW_LINES = 60  # the eval baseline's window size, for files without definitions
 SEED = 0  # fixed: every variant and every run sees the same queries and distractor files
 GOLD_CLASSES = (
@@ -48,9 +45,9 @@ GOLD_CLASSES = (
 )  # span-scored classes; the file-level ones need whole files
 
 
-def units_of(rel: str) -> list[tuple[int, int, list[str], str, str]]:
-    """(start, end, breadcrumb, symbol, text) per definition of a Python file."""
-    src = (CORPUS / rel).read_text(encoding="utf-8", errors="replace")
+def units_of(rel: str, corpus: Path) -> list[tuple[int, int, list[str], str, str]]:
+    """(start, end, breadcrumb, symbol, text) per definition of a Python file of the corpus."""
+    src = (corpus / rel).read_text(encoding="utf-8", errors="replace")
     lines = src.splitlines()
     out: list[tuple[int, int, list[str], str, str]] = []
 
@@ -79,8 +76,8 @@ def units_of(rel: str) -> list[tuple[int, int, list[str], str, str]]:
     return out
 
 
-def load_score_module():
-    spec = importlib.util.spec_from_file_location("eval_score", EVAL_DIR / "score.py")
+def load_score_module(eval_dir: Path):
+    spec = importlib.util.spec_from_file_location("eval_score", eval_dir / "score.py")
     mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(mod)  # type: ignore[union-attr]
     return mod
@@ -88,6 +85,15 @@ def load_score_module():
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument(
+        "--eval-dir", type=Path, required=True, help="the evaluation folder: its score.py and query files"
+    )
+    ap.add_argument(
+        "--corpus",
+        type=Path,
+        required=True,
+        help="the standard-library corpus (make_corpus.py of the shared evaluation folder writes one)",
+    )
     ap.add_argument("--queries", default="semantic-dev.jsonl", help="query file in the eval folder")
     ap.add_argument("--sample", type=int, default=40, help="queries drawn (seeded); 0 = all")
     ap.add_argument("--extra-files", type=int, default=10, help="distractor files drawn (seeded)")
@@ -96,20 +102,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--run-dir", default="", help="write one run file per variant here (for score.py)")
     args = ap.parse_args(argv)
 
-    queries = [json.loads(line) for line in (EVAL_DIR / args.queries).open()]
+    corpus: Path = args.corpus
+    queries = [json.loads(line) for line in (args.eval_dir / args.queries).open()]
     queries = [q for q in queries if q["klass"] in GOLD_CLASSES]
     rng = random.Random(SEED)
     if args.sample and args.sample < len(queries):
         queries = rng.sample(queries, args.sample)
     gold_files = sorted({g["path"] for q in queries for g in q["gold"]})
     others = sorted(
-        str(p.relative_to(CORPUS))
-        for p in CORPUS.rglob("*.py")
-        if str(p.relative_to(CORPUS)) not in gold_files
+        str(p.relative_to(corpus))
+        for p in corpus.rglob("*.py")
+        if str(p.relative_to(corpus)) not in gold_files
     )
     extra = sorted(rng.sample(others, min(args.extra_files, len(others))))
     files = gold_files + extra
-    units = [(f, *u) for f in files for u in units_of(f)]
+    units = [(f, *u) for f in files for u in units_of(f, corpus)]
     print(
         f"{len(queries)} queries from {args.queries}; pool: {len(gold_files)} gold files + {len(extra)} others "
         f"= {len(units)} definition units",
@@ -121,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     if not emb.load():
         print(emb.unavailable_reason, file=sys.stderr)
         return 1
-    score = load_score_module()
+    score = load_score_module(args.eval_dir)
     qvecs = np.stack([emb.encode_query(q["query"]) for q in queries])
     rows = []
     for variant in args.variants.split(","):

@@ -62,7 +62,6 @@ def _add_soak_arguments(sub: argparse._SubParsersAction) -> None:
 
 def _add_scale_arguments(sub: argparse._SubParsersAction) -> None:
     from codesearch.bench import scale
-    from codesearch.bench.vector_quality import CORPUS
 
     p = sub.add_parser(
         "scale", help="index 1x, 4x, 16x a corpus in its own server: time, disk, memory, latency"
@@ -70,12 +69,12 @@ def _add_scale_arguments(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--sizes", default=",".join(map(str, scale.DEFAULT_SIZES)), help="copies per row, e.g. 1,2"
     )
-    p.add_argument("--corpus", type=Path, default=CORPUS, help="directory copied into each repository")
+    p.add_argument("--corpus", type=Path, required=True, help="directory copied into each repository")
     p.add_argument(
         "--queries",
         type=Path,
-        default=Path("../shared/eval/dev-queries.jsonl"),
-        help="query set (JSONL with klass and query, as ../shared/eval/dev-queries.jsonl)",
+        required=True,
+        help="query set (JSONL with klass and query, e.g. the standard-library set dev-queries.jsonl)",
     )
     p.add_argument(
         "--per-intent", type=int, default=scale.DEFAULT_PER_INTENT, help="queries per intent (0: all)"

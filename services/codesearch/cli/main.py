@@ -20,7 +20,6 @@ COMMANDS: dict[str, tuple[str, str, str, str]] = {
     "repos": ("status_cmd", "add_repos_arguments", "run_repos", "list indexed repositories"),
     "delete": ("status_cmd", "add_delete_arguments", "run_delete", "delete a repository's index"),
     "eval": ("eval_cmd", "add_arguments", "run", "measure retrieval quality on a query set"),
-    "reranker": ("reranker_cmd", "add_arguments", "run", "train a reranker on an indexed repository"),
     "bench": ("bench_cmd", "add_arguments", "run", "benchmarks (run on demand)"),
     "context": ("context_cmd", "add_arguments", "run", "a context pack for a question, in a budget"),
     "mcp": ("mcp_cmd", "add_arguments", "run", "serve the Model Context Protocol over stdio (for agents)"),

@@ -12,7 +12,7 @@ import threading
 
 from codesearch.cli.client import CliError
 from codesearch.common.security import SecurityConfigError
-from codesearch.config import Settings
+from codesearch.config import Settings, listen_override
 from codesearch.server import ALL_SERVICES, serve
 
 
@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = Settings.from_env()
-    listen = args.listen or os.environ.get("CODESEARCH_LISTEN") or args.address
+    listen = args.listen or listen_override() or args.address
     settings = dataclasses.replace(settings, listen_addr=listen)
     chosen = [args.services] if isinstance(args.services, str) else args.services
     services = ALL_SERVICES if "all" in chosen else tuple(dict.fromkeys(chosen))

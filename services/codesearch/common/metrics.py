@@ -6,11 +6,10 @@ environment asks for export: OTEL_METRICS_EXPORTER=otlp|console, or OTEL_EXPORTE
 
 from __future__ import annotations
 
-import os
-
 from opentelemetry import metrics
 
 from codesearch.common.telemetry import exporter_from_env
+from codesearch.config import telemetry_env
 
 EXPORT_INTERVAL_MS = 15_000  # a scrape-like cadence; cheap enough to leave on
 
@@ -37,7 +36,7 @@ index_runs = meter.create_counter("codesearch.index.runs", description="Index ru
 
 def setup_metrics(service_name: str, env: dict[str, str] | None = None) -> bool:
     """Installs an SDK meter provider with the exporter the environment names. Returns True when installed."""
-    e = os.environ if env is None else env
+    e = telemetry_env() if env is None else env
     exporter_name = exporter_from_env(e, "OTEL_METRICS_EXPORTER")
     if not exporter_name:
         return False

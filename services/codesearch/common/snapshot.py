@@ -38,7 +38,7 @@ _read_texts: dict[Path, tuple[tuple[int, int, int], str]] = {}
 def read_replaced_text(path: Path) -> str:
     """The text of a small file that is only ever replaced whole (os.replace), read again only when its inode,
     size or modification time changed: one stat instead of an open and a read on every query (33 against
-    176 us on the 2 loaded cores, called several times per search: notes/15-latency.md). FileNotFoundError
+    176 us on the 2 loaded cores, called several times per search). FileNotFoundError
     when it is missing."""
     info = os.stat(path)
     identity = (info.st_ino, info.st_size, info.st_mtime_ns)

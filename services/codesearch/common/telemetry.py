@@ -4,16 +4,17 @@ Spans are always created (the API is a no-op without an SDK provider); `setup_tr
 the environment asks for export: OTEL_TRACES_EXPORTER=otlp|console, or OTEL_EXPORTER_OTLP_ENDPOINT set.
 The gRPC interceptors that carry a trace between processes are installed only where an SDK provider is: a
 process that records no spans neither starts nor forwards a trace (they cost ~15% of the event loop's time per
-search, every leg call passing through both a client and a server interceptor in one process: notes/15-latency.md).
+search, every leg call passing through both a client and a server interceptor in one process).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 
 import grpc
 from opentelemetry import trace
+
+from codesearch.config import telemetry_env
 
 tracer = trace.get_tracer("codesearch")
 
@@ -31,7 +32,7 @@ def exporter_from_env(e: Mapping[str, str], variable: str) -> str:
 
 def setup_tracing(service_name: str, env: dict[str, str] | None = None) -> bool:
     """Installs an SDK tracer provider with the exporter the environment names. Returns True when installed."""
-    e = os.environ if env is None else env
+    e = telemetry_env() if env is None else env
     exporter_name = exporter_from_env(e, "OTEL_TRACES_EXPORTER")
     if not exporter_name:
         return False

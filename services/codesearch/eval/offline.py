@@ -1,8 +1,9 @@
 """Re-score ranking variants offline over a leg dump (legs.jsonl from `codesearch eval --polyglot --dump-legs`).
 
-The same fusion (orchestrator/fusion.py, the native RRF) and the same signals (orchestrator/signals.py) as the
-server, fed with each leg's recorded answer, so a variant of weights or boosts is scored over the 417 queries in
-seconds without asking the server again:
+The routed variant runs the server's own code on each leg's recorded answer: its query (orchestrator/query.py),
+route, plan (orchestrator/plan.py: which legs, their weights, the fusion, whether the keyword leg settles the
+query, the fallback of a direct plan), fusion and ranking recipe (orchestrator/ranking/recipe.py). So a variant of
+the recipe's constants is scored over the 417 queries in seconds without asking the server again:
 
   python -m codesearch.eval.offline legs.jsonl --polyglot ../shared/eval/polyglot [--variants NAME ...]
 """
@@ -22,17 +23,18 @@ from google.protobuf.json_format import ParseDict
 
 from codesearch.eval.polyglot import CATEGORIES, PolyglotSet, load_set, summarize
 from codesearch.orchestrator.fanout import reference_hit, symbol_hit
-from codesearch.orchestrator.plan import keyword_path_weight, routed_weights
-from codesearch.orchestrator.ranking import adaptive, boosts, diversity, fusion, penalties, signals
-from codesearch.orchestrator.ranking.penalties import TEST_WORDS
+from codesearch.orchestrator.plan import LEG_SERVICE, LegPlan, Plan, Scope, keyword_path_weight, plan_search
+from codesearch.orchestrator.query import SPECIFIC_WORDS, Query
+from codesearch.orchestrator.ranking import adaptive, boosts, fusion, recipe, signals
 from codesearch.orchestrator.ranking.signals import Params
-from codesearch.orchestrator.router import DIRECT_CONFIDENCE, classify
-from codesearch.v1 import common_pb2, graph_pb2, search_pb2
+from codesearch.orchestrator.router import classify
+from codesearch.v1 import common_pb2, graph_pb2, keyword_pb2, search_pb2
 
 
 @dataclass(frozen=True)
 class Variant:
-    """One ranking recipe: leg weights (0 drops a leg), the RRF k, and the signals' constants (None: none)."""
+    """One ranking variant: leg weights (0 drops a leg; unused when routed), the RRF k, and the ranking recipe's
+    constants for the questions the server ranks with signals.SHIPPED (None: fusion alone)."""
 
     name: str
     weights: Mapping[str, float] = field(default_factory=lambda: {"keyword": 1.0})
@@ -47,6 +49,7 @@ class Variant:
         True  # a routed question's keyword leg counts path words (plan.keyword_path_weight)
     )
     score_fusion: bool = True  # routed meaning questions fuse the legs' scores (fusion.fuses_scores)
+    specific_words: int = SPECIFIC_WORDS  # query.SPECIFIC_WORDS (0: no query is a long description)
 
 
 # What the server does: the router's weights per query, its default preset's RRF k.
@@ -115,55 +118,90 @@ def keyword_hits(q: QueryLegs, v: Variant) -> list[common_pb2.Hit]:
     return q.keyword
 
 
-def rank_one(q: QueryLegs, v: Variant) -> list[fusion.FusedHit]:
-    keyword = keyword_hits(q, v)
+# Every service a plan may ask: the dump recorded the keyword, vector and graph legs' answers.
+SERVICES = frozenset(LEG_SERVICE.values())
+
+
+def recorded(q: QueryLegs, v: Variant, p: LegPlan) -> list[common_pb2.Hit]:
+    """The recorded answer of the leg a plan asks (nothing for legs a dump does not record: trigram, impact)."""
+    if p.leg == common_pb2.LEG_KEYWORD:
+        asked_paths = isinstance(p.request, keyword_pb2.KeywordSearchRequest) and p.request.path_weight > 0
+        return q.keyword_paths if asked_paths and v.question_paths and q.keyword_paths else q.keyword
+    by_leg = {
+        common_pb2.LEG_VECTOR: q.vector,
+        common_pb2.LEG_DEFINITION: q.definitions,
+        common_pb2.LEG_REFERENCES: q.references,
+    }
+    return by_leg.get(p.leg, [])
+
+
+def answered(q: QueryLegs, v: Variant, plan: Plan, query: Query) -> list[fusion.RankedList]:
+    """The lists the server's fan-out would fuse for this plan: each asked leg's recorded answer, the vector
+    leg's dropped where the keyword leg's settles the query."""
+    lists = [(p.leg, p.weight, recorded(q, v, p)[: v.depth]) for p in plan.legs if p.request is not None]
+    keyword = next((hits for leg, _w, hits in lists if leg == common_pb2.LEG_KEYWORD), [])
+    coverage = adaptive.keyword_coverage(query, keyword)
+    if plan.settles and adaptive.decisive(plan.route.intent, coverage):
+        lists = [entry for entry in lists if entry[0] != common_pb2.LEG_VECTOR]
+    return [entry for entry in lists if entry[2]]
+
+
+def routed_lists(q: QueryLegs, v: Variant, query: Query) -> tuple[Plan, list[fusion.RankedList]]:
+    """The server's plan for the query (its fallback where the direct leg found nothing) and the lists it fuses."""
+    request = search_pb2.SearchRequest(query=q.query)
+    plan = plan_search(request, query, classify(query), Scope.of(request, []), set(SERVICES), budget_s=1.0)
+    lists = answered(q, v, plan, query)
+    if plan.fallback is not None and not lists:
+        plan = plan.fallback
+        lists = answered(q, v, plan, query)
+    if not v.score_fusion and plan.strategy == search_pb2.STRATEGY_SCORE_FUSION:
+        plan = dataclasses.replace(plan, strategy=search_pb2.STRATEGY_RRF)  # the -score_fusion ablation
+    return plan, lists
+
+
+def fixed_lists(q: QueryLegs, v: Variant) -> list[fusion.RankedList]:
+    """The lists of a variant with fixed leg weights."""
     available = {
-        "keyword": (common_pb2.LEG_KEYWORD, keyword),
+        "keyword": (common_pb2.LEG_KEYWORD, keyword_hits(q, v)),
         "vector": (common_pb2.LEG_VECTOR, q.vector),
         "definition": (common_pb2.LEG_DEFINITION, q.definitions),
         "references": (common_pb2.LEG_REFERENCES, q.references),
     }
-    weights = dict(v.weights)
-    if v.routed:
-        route = classify(q.query)
-        by_leg = routed_weights(route, search_pb2.PRESET_DEFAULT, q.query)
-        if route.confidence >= DIRECT_CONFIDENCE and by_leg:  # the direct path, as plan.py
-            top = max(by_leg, key=lambda leg: by_leg[leg])
-            by_leg = {top: by_leg[top]} if any(h for leg, h in available.values() if leg == top) else by_leg
-        weights = {name: by_leg.get(leg, 0.0) for name, (leg, _hits) in available.items()}
-        if adaptive.decisive(
-            route.intent, q.query, keyword
-        ):  # the server's adaptive cancel (search.py _adapt)
-            weights["vector"] *= adaptive.DECISIVE_VECTOR_FACTOR
-    lists: list[fusion.RankedList] = [
+    return [
         (available[name][0], w, available[name][1][: v.depth])
-        for name, w in sorted(weights.items(), key=lambda kv: -kv[1])
+        for name, w in sorted(v.weights.items(), key=lambda kv: -kv[1])
         if w > 0 and available[name][1]
     ]
+
+
+def rank_one(q: QueryLegs, v: Variant) -> list[fusion.FusedHit]:
+    """The query ranked as the server ranks it (routed), or with the variant's fixed leg weights."""
+    query = Query.parse(q.query, v.specific_words)
+    if v.routed:
+        plan, lists = routed_lists(q, v, query)
+        strategy, intent, routed = plan.strategy, plan.route.intent, plan.routed
+    else:
+        lists, intent, routed = fixed_lists(q, v), classify(query).intent, False
+        strategy = search_pb2.STRATEGY_RRF
     if not lists:
         return []
     if v.rrf_scores and len(lists) == 1:
         lists.append((common_pb2.LEG_VECTOR, 0.0, []))  # an empty second list: fuse() then gives RRF scores
-    by_scores = (
-        v.routed
-        and v.score_fusion
-        and fusion.fuses_scores(classify(q.query).intent, signals.is_specific(q.query))
-    )
-    cands = (fusion.fuse_scores if by_scores else fusion.fuse)(lists, v.k)
-    if v.routed and boosts.wants_centrality(classify(q.query).intent, routed=True):  # as search.py _rank
+    cands = fusion.fuse_for(strategy, lists, v.k)
+    if boosts.wants_centrality(intent, routed):
         head = cands[: boosts.CENTRALITY_DEPTH]
         places = [(f.hit.location.path, f.hit.location.start_line, f.hit.location.end_line) for f in head]
         values = [q.centrality.get(place, 0.0) for place in places]
         boosts.apply_centrality(cands, values + [0.0] * (len(cands) - len(head)))
     if v.params is None:
         return cands
-    if not signals.applies(classify(q.query).intent, adaptive.keyword_coverage(q.query, keyword), v.params):
-        penalties.apply_path_penalties(cands, q.query)  # what the server does then (search.py _rank)
-        return diversity.per_file_decay(cands)
-    # The server reads the definitions its definition leg found: none when the route asked no such leg.
-    asked = not v.routed or weights.get("definition", 0.0) > 0
-    definitions = [h.location for h in q.definitions] if asked else []
-    return signals.rank(cands, q.query, definitions, bool(TEST_WORDS.search(q.query)), v.params)
+    keyword = next((hits for leg, _w, hits in lists if leg == common_pb2.LEG_KEYWORD), [])
+    # A fixed-weight variant ranks every meaning and name question it has not settled with its constants.
+    params = recipe.recipe_for(intent, True, adaptive.keyword_coverage(query, keyword), v.params)
+    # The server reads the definitions its definition leg found; a fixed-weight variant every recorded one.
+    asked = lists if v.routed else [(common_pb2.LEG_DEFINITION, 1.0, q.definitions)]
+    definitions = [h.location for leg, _w, hits in asked if leg == common_pb2.LEG_DEFINITION for h in hits]
+    return recipe.rank(cands, query, definitions, params)
 
 
 def run_variant(qs: Sequence[QueryLegs], v: Variant, limit: int = 10) -> dict[str, dict[str, Any]]:
@@ -226,16 +264,16 @@ def ablations(base: Variant) -> list[Variant]:
             "-question_saturation",
             lambda x: dataclasses.replace(x, question_saturation_decay=x.saturation_decay),
         ),
-        ("-specific", lambda x: dataclasses.replace(x, specific_words=0)),
         ("-path_share", lambda x: dataclasses.replace(x, path_word_max_share=1.0)),
         ("-repo_name", lambda x: dataclasses.replace(x, skip_repository_name=False)),
     ]
     plain_keyword = dataclasses.replace(base, name="-question_paths", question_paths=False)
     ranks_only = dataclasses.replace(base, name="-score_fusion", score_fusion=False)
+    not_specific = dataclasses.replace(base, name="-specific", specific_words=0)
     return (
         [base]
         + [dataclasses.replace(base, name=name, params=fn(p)) for name, fn in off]
-        + [plain_keyword, ranks_only]
+        + [plain_keyword, ranks_only, not_specific]
     )
 
 

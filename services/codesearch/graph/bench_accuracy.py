@@ -52,7 +52,7 @@ def ast_truth(rel: str, source: bytes) -> tuple[set, set, list] | None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--corpus", default="/tmp/corpus/cpython-lib")
+    ap.add_argument("--corpus", required=True, help="the standard-library corpus to check against")
     args = ap.parse_args()
     root = Path(args.corpus)
     sources = {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*.py"))}

@@ -1,8 +1,8 @@
-"""Query cache: a response is reused only for the same request over the same index versions and configuration.
+"""Query cache: a response is reused only for the same request over the same index versions.
 
-The key holds the normalised query, every request option, each searched repository's index version and a
-fingerprint of the ranking configuration (tuning.py), so a re-index or a config change invalidates entries by
-itself.
+The key holds the normalised query, every request option and each searched repository's index version, so a
+re-index invalidates entries by itself. The ranking configuration is not in it: the cache lives in the process,
+and the process runs one configuration.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def normalise(query: str) -> str:
     return " ".join(query.split())
 
 
-def request_key(request: search_pb2.SearchRequest, versions: dict[str, int], fingerprint: str) -> str:
+def request_key(request: search_pb2.SearchRequest, versions: dict[str, int]) -> str:
     parts = {
         "q": normalise(request.query),
         "repos": sorted(versions.items()),
@@ -42,7 +42,6 @@ def request_key(request: search_pb2.SearchRequest, versions: dict[str, int], fin
         "langs": sorted(request.languages),
         "glob": request.path_glob,
         "rerank": request.rerank,
-        "config": fingerprint,
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 

@@ -1,7 +1,9 @@
 """The plan of one search, as data: for each leg the request it is sent, its weight in fusion and its time budget.
 
-`plan_search` reads the mode, the preset and the router's verdict and says which legs to ask and how; it calls
-nothing. The fan-out (fanout.py) sends each leg exactly the request written here, with the budget written here.
+`plan_search` reads the mode, the preset, the query and the router's verdict and says which legs to ask and how,
+how to fuse their answers, whether the keyword leg's answer may settle the query, and what to ask next if a
+direct plan finds nothing; it calls nothing, and nothing rewrites a plan once made. The fan-out (fanout.py) sends
+each leg exactly the request written here, with the budget written here (cut to the search's deadline).
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from google.protobuf.message import Message
 
 from codesearch.common.errors import invalid
 from codesearch.orchestrator.expansion import expand
+from codesearch.orchestrator.query import Query, QueryLike, as_query
 from codesearch.orchestrator.ranking import adaptive
-from codesearch.orchestrator.ranking.fusion import Leg
-from codesearch.orchestrator.ranking.signals import is_specific
+from codesearch.orchestrator.ranking.fusion import Leg, fuses_scores
 from codesearch.orchestrator.router import DIRECT_CONFIDENCE, Route, weights_for
 from codesearch.v1 import common_pb2, graph_pb2, keyword_pb2, search_pb2, vector_pb2
 
@@ -29,7 +31,7 @@ QUESTION_PATH_WEIGHT = 1.0
 # Keyword-leg query expansion (expansion.py). Off: on the dev set it lowered keyword MRR@10 from 0.880 to 0.868
 # (concept 0.913 → 0.895): extra terms dilute the exact wording that docstring and message queries carry.
 USE_QUERY_EXPANSION = False
-# A long description of one function (signals.is_specific: more than 8 content words, e.g. "how does dict-style log
+# A long description of one function (Query.is_specific: more than 8 content words, e.g. "how does dict-style log
 # setup wrap nested dicts and lists so prefixed strings get resolved lazily") names what the code does in words the
 # code seldom repeats: the vector leg leads (its weight times this), asked with token late interaction,
 # and the keyword leg breaks ties. Chosen on the tune half of the stdlib paraphrase set when "long" was more than 9
@@ -77,15 +79,21 @@ class LegPlan:
 
 @dataclass(frozen=True)
 class Plan:
+    """strategy: STRATEGY_SCORE_FUSION fuses the legs' scores, the others their ranks (ranking/fusion.py).
+    settles: the keyword leg's answer may settle the query, and the vector leg's is then dropped
+    (ranking/adaptive.py). fallback: asked instead when every leg of this plan answers nothing (a direct plan:
+    the one leg the router trusted found nothing, say a name defined nowhere)."""
+
     strategy: int  # search_pb2.Strategy
     route: Route
     legs: list[LegPlan] = field(default_factory=list)
+    settles: bool = False
+    fallback: Plan | None = None
 
     @property
-    def settles_early(self) -> bool:
-        """A routed meaning query may stop waiting for the vector leg once the keyword leg's answer settles it
-        (ranking/adaptive.py): only when that answer would give the vector leg no weight anyway."""
-        return self.strategy == search_pb2.STRATEGY_RRF and adaptive.DECISIVE_VECTOR_FACTOR == 0.0
+    def routed(self) -> bool:
+        """The router chose the legs (not a forced mode or the naive baseline)."""
+        return self.strategy not in (search_pb2.STRATEGY_FORCED, search_pb2.STRATEGY_NAIVE_RRF)
 
 
 @dataclass(frozen=True)
@@ -104,16 +112,16 @@ class Scope:
 
 def plan_search(
     request: search_pb2.SearchRequest,
+    query: Query,
     route: Route,
     scope: Scope,
     available: set[str],
     budget_s: float,
-    allow_direct: bool = True,
 ) -> Plan:
     """The plan for a request. `available`: the services configured; `budget_s`: each leg's deadline."""
     mode = request.mode or search_pb2.SEARCH_MODE_AUTO
     preset = request.preset or search_pb2.PRESET_DEFAULT
-    query = request.query
+    text = query.text
 
     def ask(leg: Leg, weight: float, message: Message) -> LegPlan:
         service = LEG_SERVICE[leg]
@@ -121,37 +129,42 @@ def plan_search(
             return LegPlan(leg, weight, None, budget_s, f"{service} service is not configured")
         return LegPlan(leg, weight, message, budget_s)
 
-    forced = _forced(mode, query, route, scope)
+    forced = _forced(mode, text, route, scope)
     if forced is not None:
         leg, intent, message = forced
-        forced_route = Route(intent, 1.0, "forced", query, weights_for(intent))
+        forced_route = Route(intent, 1.0, "forced", text, weights_for(intent))
         return Plan(search_pb2.STRATEGY_FORCED, forced_route, [ask(leg, 1.0, message)])
     if mode == search_pb2.SEARCH_MODE_NAIVE_HYBRID:
         legs = [
-            ask(common_pb2.LEG_KEYWORD, 1.0, keyword_request(query, scope)),
-            ask(common_pb2.LEG_VECTOR, 1.0, vector_request(query, scope)),
+            ask(common_pb2.LEG_KEYWORD, 1.0, keyword_request(text, scope)),
+            ask(common_pb2.LEG_VECTOR, 1.0, vector_request(text, scope)),
         ]
         return Plan(search_pb2.STRATEGY_NAIVE_RRF, route, legs)
     if mode != search_pb2.SEARCH_MODE_AUTO:
         raise invalid(f"unknown search mode {mode}")
 
     weights = routed_weights(route, preset, query)
-    strategy = search_pb2.STRATEGY_RRF
-    if allow_direct and route.confidence >= DIRECT_CONFIDENCE and preset != search_pb2.PRESET_THOROUGH:
+    target = route.target or text.strip()
+
+    def routed(weights: dict[Leg, float]) -> list[LegPlan]:
+        legs = []
+        for leg, weight in sorted(weights.items(), key=lambda kv: -kv[1]):
+            if weight <= 0:
+                legs.append(LegPlan(leg, 0.0, None, budget_s, "weight 0 for this intent"))
+            else:
+                legs.append(ask(leg, weight, _routed_request(leg, route, query, target, scope)))
+        return legs
+
+    if route.confidence >= DIRECT_CONFIDENCE and preset != search_pb2.PRESET_THOROUGH:
         top = max(weights, key=lambda leg: weights[leg])
-        weights = {top: weights[top]}
-        strategy = search_pb2.STRATEGY_DIRECT
-    target = route.target or query.strip()
-    legs = []
-    for leg, weight in sorted(weights.items(), key=lambda kv: -kv[1]):
-        if weight <= 0:
-            legs.append(LegPlan(leg, 0.0, None, budget_s, "weight 0 for this intent"))
-        else:
-            legs.append(ask(leg, weight, _routed_request(leg, route, query, target, scope)))
-    return Plan(strategy, route, legs)
+        every_leg = Plan(search_pb2.STRATEGY_RRF_AFTER_DIRECT, route, routed(weights))
+        return Plan(search_pb2.STRATEGY_DIRECT, route, routed({top: weights[top]}), fallback=every_leg)
+    by_scores = fuses_scores(route.intent, query.is_specific)
+    strategy = search_pb2.STRATEGY_SCORE_FUSION if by_scores else search_pb2.STRATEGY_RRF
+    return Plan(strategy, route, routed(weights), settles=route.intent in adaptive.ADAPTIVE_INTENTS)
 
 
-def routed_weights(route: Route, preset: int, query: str) -> dict[Leg, float]:
+def routed_weights(route: Route, preset: int, query: QueryLike) -> dict[Leg, float]:
     """Each leg's fusion weight from the router's modality weights (insertion order breaks ties)."""
     w = route.weights
     weights: dict[Leg, float] = {
@@ -175,9 +188,9 @@ def routed_weights(route: Route, preset: int, query: str) -> dict[Leg, float]:
     return weights
 
 
-def leans_on_meaning(route: Route, query: str) -> bool:
+def leans_on_meaning(route: Route, query: QueryLike) -> bool:
     """A question about meaning that is a long description of one function (LONG_DESCRIPTION_VECTOR_FACTOR)."""
-    return route.intent == search_pb2.INTENT_UNDERSTAND_CODE and is_specific(query)
+    return route.intent == search_pb2.INTENT_UNDERSTAND_CODE and as_query(query).is_specific
 
 
 def _forced(mode: int, query: str, route: Route, scope: Scope) -> tuple[Leg, int, Message] | None:
@@ -208,10 +221,11 @@ def _forced(mode: int, query: str, route: Route, scope: Scope) -> tuple[Leg, int
     return None
 
 
-def _routed_request(leg: Leg, route: Route, query: str, target: str, scope: Scope) -> Message:
+def _routed_request(leg: Leg, route: Route, query: Query, target: str, scope: Scope) -> Message:
     """What a routed leg is asked: meaning legs the whole query, exact and structural legs the router's target."""
     if leg == common_pb2.LEG_KEYWORD:
-        return keyword_request(query, scope, keyword_path_weight(route), keyword_stem_coverage(route, query))
+        path_weight, stems = keyword_path_weight(route), keyword_stem_coverage(route, query)
+        return keyword_request(query.text, scope, path_weight, stems)
     if leg == common_pb2.LEG_TRIGRAM:
         return grep_request(target, False, scope)
     if leg == common_pb2.LEG_VECTOR:
@@ -228,7 +242,7 @@ def keyword_path_weight(route: Route) -> float:
     return QUESTION_PATH_WEIGHT if route.rule == "question" else 0.0
 
 
-def keyword_stem_coverage(route: Route, query: str) -> float:
+def keyword_stem_coverage(route: Route, query: QueryLike) -> float:
     """Below what share of its words in the first hit a routed query's keyword answer turns to word stems
     (STEM_BELOW_COVERAGE; 0: never)."""
     if route.intent != search_pb2.INTENT_UNDERSTAND_CODE or leans_on_meaning(route, query):
@@ -264,9 +278,10 @@ def grep_request(pattern: str, regex: bool, scope: Scope) -> keyword_pb2.GrepReq
     )
 
 
-def routed_vector_request(route: Route, query: str, scope: Scope) -> vector_pb2.VectorSearchRequest:
+def routed_vector_request(route: Route, query: QueryLike, scope: Scope) -> vector_pb2.VectorSearchRequest:
     """What routed `auto` asks the vector leg: late interaction only where the vector leg leads."""
-    return vector_request(query, scope, late_interaction=leans_on_meaning(route, query))
+    query = as_query(query)
+    return vector_request(query.text, scope, late_interaction=leans_on_meaning(route, query))
 
 
 def vector_request(

@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from codesearch.orchestrator.query_terms import is_symbol_query, last_segment
+from codesearch.orchestrator.query import QueryLike, as_query
+from codesearch.orchestrator.query_terms import last_segment
 from codesearch.v1 import search_pb2
 
 # At or above this, only the dominant modality is asked (and every leg when it finds nothing: search.py). 0.85:
@@ -211,20 +212,22 @@ class Route:
     weights: dict[str, float]
 
 
-def classify(query: str) -> Route:
-    for rule in RULES if len(query) <= MAX_ROUTED_CHARS else ():
-        m = rule.pattern.search(query)
+def classify(query: QueryLike) -> Route:
+    parsed = as_query(query)
+    text = parsed.text
+    for rule in RULES if len(text) <= MAX_ROUTED_CHARS else ():
+        m = rule.pattern.search(text)
         if m:
             target = m.group(rule.target_group) if rule.target_group else ""
             return Route(rule.intent, rule.confidence, rule.name, target.strip(), weights_for(rule.intent))
-    if is_symbol_query(query):
+    if parsed.is_symbol:
         # A namespace-qualified name no rule spells ("Rack::Response", "absl\\Status"): its last segment.
         intent = search_pb2.INTENT_FIND_DEFINITION
         return Route(
             intent,
             QUALIFIED_NAME_CONFIDENCE,
             "qualified_name",
-            last_segment(query.strip()),
+            last_segment(text.strip()),
             weights_for(intent),
         )
     intent = search_pb2.INTENT_UNDERSTAND_CODE

@@ -1,21 +1,21 @@
-"""One Search, top to bottom: route, plan, fan out under deadlines, rank, rerank, cut, explain.
+"""One Search, top to bottom: read the query, route, plan, fan out under deadlines, rank, rerank, cut, explain.
 
+    read      query.Query.parse               the query's words, names and kind, once for every stage
     route     router.classify                 what the query is about, and each modality's weight
-    plan      plan.plan_search                for each leg: the request, its weight, its budget
+    plan      plan.plan_search                for each leg: the request, its weight, its budget; how to fuse;
+                                              whether the keyword leg may settle it; what to ask if nothing is found
     fan out   fanout.fan_out                  every planned leg at once, each under its budget
-    rank      ranking/                        fuse, adapt, boost, penalise, diversify
+    rank      ranking/fusion, ranking/recipe  fuse, centrality, the one ranking recipe (its constants as data)
     rerank    rerank_stage.rerank_stage       the cross-encoder over the head, when it pays
     cut       ranking.topk.cut                Smart TopK
     explain   ranking.confidence              how sure the answer is
 
-Answers are cached by request, index versions and the ranking configuration (cache.py).
+Answers are cached by request and index versions (cache.py).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import replace
-from functools import partial
 
 import grpc
 
@@ -29,14 +29,15 @@ from codesearch.orchestrator.cache import QueryCache, cacheable, request_key
 from codesearch.orchestrator.fanout import FanOut, leg_budget, leg_name
 from codesearch.orchestrator.legs import LegClients
 from codesearch.orchestrator.plan import Plan, Scope, plan_search
-from codesearch.orchestrator.ranking import adaptive, boosts, diversity, penalties, signals, topk
+from codesearch.orchestrator.query import Query
+from codesearch.orchestrator.ranking import adaptive, boosts, recipe, topk
 from codesearch.orchestrator.ranking.confidence import confidence, is_sentence
-from codesearch.orchestrator.ranking.fusion import FusedHit, fuse, fuse_scores, fuses_scores, rrf_k
+from codesearch.orchestrator.ranking.fusion import FusedHit, fuse_for, rrf_k
+from codesearch.orchestrator.ranking.signals import SHIPPED, Params
 from codesearch.orchestrator.registry import Registry
 from codesearch.orchestrator.rerank_stage import rerank_stage
 from codesearch.orchestrator.router import classify
 from codesearch.orchestrator.sharding import ShardedStub
-from codesearch.orchestrator.tuning import CONFIG_FINGERPRINT
 from codesearch.v1 import common_pb2, keyword_pb2, search_pb2
 
 DEFAULT_DEADLINE_S = 10.0  # when the client sets none
@@ -64,7 +65,7 @@ class SearchPipeline:
             if request.limit:
                 check_limit(request.limit, 0, MAX_LIMIT)
             versions = await self._repositories(list(request.repositories))
-            key = request_key(request, versions, CONFIG_FINGERPRINT)
+            key = request_key(request, versions)
             cached = None if request.no_cache else self.cache.get(key)
             if not request.no_cache:
                 cache_lookups.add(1, {"result": "hit" if cached is not None else "miss"})
@@ -94,34 +95,31 @@ class SearchPipeline:
 
         t = time.perf_counter()
         with tracer.start_as_current_span("route") as span:
-            route = classify(request.query)
-            plan = plan_search(request, route, scope, available, leg_budget(deadline))
+            query = Query.parse(request.query)
+            plan = plan_search(request, query, classify(query), scope, available, leg_budget(deadline))
             span.set_attribute("intent", search_pb2.Intent.Name(plan.route.intent))
             span.set_attribute("strategy", strategy_name(plan.strategy))
         stage_ms["route"] = (time.perf_counter() - t) * 1000
 
         t = time.perf_counter()
         # Meaning queries quoted word for word from the code are settled by the keyword leg alone (adaptive.py).
-        settle = partial(adaptive.decisive, plan.route.intent, request.query) if plan.settles_early else None
-        answer = await fanout.fan_out(self.legs, plan.legs, repos, settle)
-        if plan.strategy == search_pb2.STRATEGY_DIRECT and not any(hits for _l, _w, hits in answer.lists):
-            # The one leg the router trusted found nothing (say, a name defined nowhere): ask every leg.
-            plan = plan_search(
-                request, plan.route, scope, available, leg_budget(deadline), allow_direct=False
-            )
-            plan = replace(plan, strategy=search_pb2.STRATEGY_RRF_AFTER_DIRECT)
-            answer = await fanout.fan_out(self.legs, plan.legs, repos)
+        intent = plan.route.intent
+
+        def settle(hits: list[common_pb2.Hit]) -> str:
+            return adaptive.decisive(intent, adaptive.keyword_coverage(query, hits))
+
+        answer = await fanout.fan_out(self.legs, plan.legs, repos, settle if plan.settles else None, deadline)
+        if plan.fallback is not None and not any(hits for _l, _w, hits in answer.lists):
+            plan = plan.fallback  # the plan's next step: the one leg it trusted found nothing
+            answer = await fanout.fan_out(self.legs, plan.legs, repos, None, deadline)
         refuse_outage(answer.reports)  # issue 20: an outage must not read as "nothing found"
         stage_ms["fan_out"] = (time.perf_counter() - t) * 1000
-
-        if plan.strategy == search_pb2.STRATEGY_RRF:
-            plan, answer = _adapt(plan, answer, request.query)
-            if fuses_scores(plan.route.intent, signals.is_specific(request.query)):
-                plan = replace(plan, strategy=search_pb2.STRATEGY_SCORE_FUSION)
+        coverage = adaptive.keyword_coverage(query, answer.hits_of(common_pb2.LEG_KEYWORD))
+        params = recipe.recipe_for(plan.route.intent, plan.routed, coverage)
 
         t = time.perf_counter()
         with tracer.start_as_current_span("fuse"):
-            fused = await self._rank(plan, answer, request.query, preset)
+            fused = await self._rank(plan, answer, query, preset, params)
         stage_ms["fuse"] = (time.perf_counter() - t) * 1000
 
         t = time.perf_counter()
@@ -139,15 +137,14 @@ class SearchPipeline:
         stage_ms["topk"] = (time.perf_counter() - t) * 1000
 
         resp = _response(plan, answer, fused[:cut], reason)
-        coverage = adaptive.keyword_coverage(request.query, answer.hits_of(common_pb2.LEG_KEYWORD))
         resp.confidence = confidence(
             fused,
             plan.route.confidence,
             coverage,
-            ranked_by_signals=_routed(plan) and signals.applies(plan.route.intent, coverage),
+            ranked_by_signals=params is SHIPPED,
             direct=plan.strategy == search_pb2.STRATEGY_DIRECT,
             legs_answered=frozenset(_answered(answer.reports)),
-            query=request.query,
+            query=query,
             sentence=is_sentence(plan.route.intent),
         )
         for name, ms in stage_ms.items():
@@ -155,22 +152,19 @@ class SearchPipeline:
         resp.total_latency_ms = (time.perf_counter() - started) * 1000
         return resp
 
-    async def _rank(self, plan: Plan, answer: FanOut, query: str, preset: int) -> list[FusedHit]:
-        """Fusion (of the legs' scores under STRATEGY_SCORE_FUSION, else of their ranks), then the centrality
-        boost; for routed meaning and name queries the ranking signals (ranking/signals.py), otherwise path
-        penalties and per-file diversity (ranking/)."""
+    async def _rank(
+        self, plan: Plan, answer: FanOut, query: Query, preset: int, params: Params
+    ) -> list[FusedHit]:
+        """Fusion (of the legs' scores under STRATEGY_SCORE_FUSION, else of their ranks), the centrality boost
+        for routed structural questions, then the ranking recipe with `params` (ranking/recipe.py)."""
         k = rrf_k(preset, naive=plan.strategy == search_pb2.STRATEGY_NAIVE_RRF)
-        fused = (fuse_scores if plan.strategy == search_pb2.STRATEGY_SCORE_FUSION else fuse)(answer.lists, k)
-        if boosts.wants_centrality(plan.route.intent, _routed(plan)):
+        fused = fuse_for(plan.strategy, answer.lists, k)
+        if boosts.wants_centrality(plan.route.intent, plan.routed):
             head = fused[: boosts.CENTRALITY_DEPTH]
             values = await fanout.centrality(self.legs, [f.hit.location for f in head])
             boosts.apply_centrality(fused, values + [0.0] * (len(fused) - len(head)))
-        coverage = adaptive.keyword_coverage(query, answer.hits_of(common_pb2.LEG_KEYWORD))
-        if _routed(plan) and signals.applies(plan.route.intent, coverage):
-            definitions = [h.location for h in answer.hits_of(common_pb2.LEG_DEFINITION)]
-            return signals.rank(fused, query, definitions, bool(penalties.TEST_WORDS.search(query)))
-        penalties.apply_path_penalties(fused, query)
-        return diversity.per_file_decay(fused)
+        definitions = [h.location for h in answer.hits_of(common_pb2.LEG_DEFINITION)]
+        return recipe.rank(fused, query, definitions, params)
 
     async def _repositories(self, requested: list[str]) -> dict[str, int]:
         """The repositories to search with their index versions; NOT_FOUND for one that is not indexed."""
@@ -194,24 +188,6 @@ class SearchPipeline:
             repos = self._shard_repos[1]  # every shard down: keep what was known, the legs will say degraded
         self._shard_repos = (now, repos)
         return repos
-
-
-def _adapt(plan: Plan, answer: FanOut, query: str) -> tuple[Plan, FanOut]:
-    """The vector leg's weight for this query (ranking/adaptive.py), applied to the lists and the reports."""
-    lists, factor, why = adaptive.adapt_weights(plan.route.intent, query, answer.lists)
-    if not why:
-        return plan, answer
-    for r in answer.reports:
-        if r.leg == common_pb2.LEG_VECTOR:
-            r.weight *= factor
-            r.reason = why
-    weights = {**plan.route.weights, "semantic": plan.route.weights["semantic"] * factor}
-    return replace(plan, route=replace(plan.route, weights=weights)), FanOut(answer.reports, lists)
-
-
-def _routed(plan: Plan) -> bool:
-    """The router chose the legs (not a forced mode or the naive baseline)."""
-    return plan.strategy not in (search_pb2.STRATEGY_FORCED, search_pb2.STRATEGY_NAIVE_RRF)
 
 
 def _answered(reports: list[common_pb2.LegReport]) -> set[int]:

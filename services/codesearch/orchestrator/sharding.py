@@ -6,23 +6,20 @@ none) and their answers are merged; a call about one repository or location goes
 stream goes to the shard its header names. The fused ranking stays global: the orchestrator fuses the merged
 lists of every leg once.
 
-Shards that fail while others answer are recorded in `SHARD_FAILURES` (set by the caller per leg call), so the
-response can name them as degraded instead of failing the whole leg.
+Shards that fail while others answer come back with the merged answer from `ShardedStub.answer` (the fan-out's
+call), so the response can name them as degraded instead of failing the whole leg.
 """
 
 from __future__ import annotations
 
-import contextvars
 import hashlib
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 import grpc
 
-# Failures of individual shards during the current leg call: (shard address, reason).
-SHARD_FAILURES: contextvars.ContextVar[list[tuple[str, str]] | None] = contextvars.ContextVar(
-    "shard_failures", default=None
-)
+# A shard that failed while others answered: (shard address, reason).
+ShardFailure = tuple[str, str]
 MERGED_COUNTERS = ("candidate_files", "total_files", "embedded", "total")  # summed across shards
 # True if any shard says so: a vector answer is upgrading (so not cached) when any shard's better tier fills in.
 MERGED_FLAGS = ("full_scan", "partial", "upgrading")
@@ -73,11 +70,18 @@ class ShardedStub:
 
         return call
 
+    async def answer(self, method: str, request: Any, **kwargs: Any) -> tuple[Any, list[ShardFailure]]:
+        """A unary call's merged answer and the shards that failed while others answered."""
+        if "repositories" in {f.name for f in request.DESCRIPTOR.fields}:
+            return await self._fan_out(method, request, kwargs)
+        return await self._unary_router(method)(request, **kwargs), []
+
     def _unary_router(self, method: str) -> Any:
         async def call(request: Any, **kwargs: Any) -> Any:
             fields = {f.name for f in request.DESCRIPTOR.fields}
             if "repositories" in fields:
-                return await self._fan_out(method, request, kwargs)
+                merged, _failures = await self._fan_out(method, request, kwargs)
+                return merged
             if "repository" in fields:
                 return await getattr(self.stubs[self.shard_of(request.repository)], method)(request, **kwargs)
             if "location" in fields:
@@ -89,7 +93,9 @@ class ShardedStub:
 
         return call
 
-    async def _fan_out(self, method: str, request: Any, kwargs: dict[str, Any]) -> Any:
+    async def _fan_out(
+        self, method: str, request: Any, kwargs: dict[str, Any]
+    ) -> tuple[Any, list[ShardFailure]]:
         import asyncio
 
         if request.repositories:
@@ -114,18 +120,17 @@ class ShardedStub:
         ]
         if not answers:
             raise failures[0][1]
-        recorder = SHARD_FAILURES.get()
+        failed: list[ShardFailure] = []
         for address, error in failures:
             if isinstance(error, grpc.aio.AioRpcError) and error.code() == grpc.StatusCode.INVALID_ARGUMENT:
                 raise error  # the request is wrong everywhere: say so rather than degrade
-            if recorder is not None:
-                reason = (
-                    f"{error.code().name}: {error.details()}"
-                    if isinstance(error, grpc.aio.AioRpcError)
-                    else str(error)
-                )
-                recorder.append((address, reason))
-        return merge_responses(answers)
+            reason = (
+                f"{error.code().name}: {error.details()}"
+                if isinstance(error, grpc.aio.AioRpcError)
+                else str(error)
+            )
+            failed.append((address, reason))
+        return merge_responses(answers), failed
 
     async def _split_locations(self, method: str, request: Any, kwargs: dict[str, Any]) -> Any:
         import asyncio

@@ -7,7 +7,8 @@ vectors. With the gate shut (-inf) this is exactly the sentence-transformers bi-
 inputs and pooling), so training starts from everything the bi-encoder knows instead of from a random
 classifier head. On the same held-out groups of the standard library (1 right + 19 wrong definitions), a plain
 MiniLM cross-encoder trained 7.5 CPU minutes reached MRR 0.554 where the bi-encoder scores 0.741; this one 0.812
-after 9 minutes (rerank/train.py). Training mostly refines the two segments' vectors: the gate ends near -5.
+after 9 minutes (the trainer, since removed). Training mostly refines the two segments' vectors; the gate ends
+near -5.
 
 A model folder holds the transformer (config.json, model.safetensors), its tokenizer and `gated.json`.
 """

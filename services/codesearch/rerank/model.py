@@ -1,7 +1,7 @@
 """Loading a reranker and scoring (query, candidate) pairs with it.
 
 A reranker directory is either a sentence-transformers CrossEncoder (any pretrained one), or a gated
-cross-encoder (rerank/gated.py, what `codesearch reranker train` makes), with `blend.json`: a logistic
+cross-encoder (rerank/gated.py), with `blend.json`: a logistic
 regression over the cross-encoder's score, the bi-encoder cosine and the query's lexical overlap, fit on
 held-apart training data (required for a gated model, optional for a CrossEncoder). Either way scores are
 probabilities in [0, 1]: the model's own activation (sigmoid for a 1-logit head), or the blend's logistic
@@ -39,7 +39,7 @@ BATCH_SIZE = 32
 # shared cores at load ~9, one intra-op thread ran a training step 5-8x faster than two (OpenMP threads spin-wait
 # for a busy core): on a crowded machine set CODESEARCH_TORCH_THREADS=1.
 BLEND_FILE = "blend.json"  # next to the cross-encoder weights; absent for a plain cross-encoder
-TRAINED_MODEL_DIRNAME = "model"  # settings.service_dir("rerank") / this: where `reranker train` saves
+TRAINED_MODEL_DIRNAME = "model"  # settings.service_dir("rerank") / this: a model placed in the data directory
 
 
 def trained_model_dir(settings: Settings) -> Path:
@@ -55,7 +55,7 @@ def resolve_model(settings: Settings) -> tuple[str, str]:
     if (default / "config.json").is_file():
         return str(default), ""
     return "", (
-        f"no reranker model: set CODESEARCH_RERANK_MODEL, or run `codesearch reranker train` to create {default}"
+        f"no reranker model: set CODESEARCH_RERANK_MODEL to a cross-encoder folder, or place one at {default}"
     )
 
 
@@ -148,7 +148,7 @@ class Reranker:
             max_length = int(self.blend.extra.get("max_length", 0))
         # Where ONNX exports go: the first writable of these (a container's machine-wide cache is read-only
         # unless the image baked the export in).
-        caches = list(cache_dirs) or [model_cache_dir(os.environ)]
+        caches = list(cache_dirs) or [model_cache_dir()]
         self._onnx: OnnxCrossEncoder | None = None
         self._gated: Callable[[list[tuple[str, str]]], np.ndarray] | None = None
         self.backend = "torch"
@@ -310,7 +310,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
     ap = argparse.ArgumentParser(description="export a reranker model to ONNX into the model cache")
-    ap.add_argument("model", help="a reranker folder (`codesearch reranker train` makes one)")
+    ap.add_argument("model", help="a reranker folder (a cross-encoder, or a gated one with blend.json)")
     ap.add_argument("--int8", action="store_true", help="the onnx-int8 backend's export instead")
     a = ap.parse_args(argv)
     if not (Path(a.model) / "config.json").is_file():

@@ -8,7 +8,6 @@ both tiers of the leg (vector/tiers.py): a transformer (onnx, onnx-int8, torch) 
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections import OrderedDict
@@ -26,7 +25,6 @@ from codesearch.config import model_cache_dir
 from codesearch.vector.static_model import (
     ENCODE_BATCH,
     StaticEncoder,
-    doc_pooling_id,
     load_static_encoder,
     static_model_id,
 )
@@ -79,12 +77,12 @@ class _TorchBackend:
         return np.asarray(out, dtype=np.float32)
 
 
-def model_id_for(model: str, backend: str, head_weight: float = 0.0) -> str:
+def model_id_for(model: str, backend: str) -> str:
     """Vectors of different ids never mix. torch and fp32 onnx compute the same vectors (cosine 1.0000,
     measured), so they share the model's id; int8 and static models differ, so their id names the backend
-    (a distilled static model also how it was made, and how its documents are pooled)."""
+    (a distilled static model also how it was made)."""
     if backend == STATIC_BACKEND:
-        return static_model_id(model) + doc_pooling_id(head_weight)
+        return static_model_id(model)
     return model if backend in ("torch", "onnx") else f"{model}#{backend}"
 
 
@@ -98,18 +96,16 @@ class Embedder:
         threads: int = 0,
         cache_dir: Path | None = None,
         model_cache: Path | None = None,
-        head_weight: float = 0.0,
     ) -> None:
         self.model_name = model
         self.backend_name = backend
-        self.head_weight = head_weight  # a static model's documents lean on their head (static_model.py)
-        self.model_id = model_id_for(model, backend, head_weight)  # the document vectors' id: index, cache
+        self.model_id = model_id_for(model, backend)  # the document vectors' id: index, cache
         # A static model's token table (query maps and deltas are fitted to it); other models: the model_id.
         self.table_id = static_model_id(model) if backend == STATIC_BACKEND else self.model_id
         self.threads = threads
         # The service's data folder, and the machine-wide folder for exported models (shared by every home).
         self.cache_dir = cache_dir or Path.home() / ".codesearch" / "vector"
-        self.model_cache = model_cache or model_cache_dir(os.environ)
+        self.model_cache = model_cache or model_cache_dir()
         self.dims = 0
         self.unavailable_reason = ""
         self.load_seconds = 0.0
@@ -153,10 +149,6 @@ class Embedder:
                 f"unknown embedding backend {self.backend_name!r}; use one of {', '.join(BACKENDS)}"
             )
         if self.backend_name == STATIC_BACKEND:
-            if not 0.0 <= self.head_weight <= 1.0:
-                raise ModelUnavailable(
-                    f"CODESEARCH_STATIC_HEAD_WEIGHT must be between 0 and 1, got {self.head_weight:g}"
-                )
             return first_usable(
                 [self.model_cache, self.cache_dir],
                 lambda c: load_static_encoder(self.model_name, c),
@@ -189,7 +181,7 @@ class Embedder:
         return self._backend
 
     def static_encoder(self) -> StaticEncoder:
-        """A static model's encoder (its token table, a blend's segments)."""
+        """A static model's encoder (its token table)."""
         backend = self._require()
         if not isinstance(backend, StaticEncoder):
             raise ValueError(f"{self.model_name!r} ({self.backend_name}) is not a static model")
@@ -205,7 +197,7 @@ class Embedder:
         if not texts:
             return np.zeros((0, self.dims), np.float32)
         if isinstance(backend, StaticEncoder):
-            return backend.encode_documents(texts, self.head_weight, ENCODE_BATCH)
+            return backend.encode(texts, ENCODE_BATCH)
         return backend.encode(texts, DOC_BATCH_SIZE)
 
     def encode_query(self, text: str) -> np.ndarray:

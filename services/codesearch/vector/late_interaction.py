@@ -45,8 +45,8 @@ log = logging.getLogger(__name__)
 TOKEN_CACHE_CHUNKS = 50_000
 # The static tier's candidates are re-scored with their head too: (1 - HEAD_SHARE) x cosine + HEAD_SHARE x the
 # query's cosine with the candidate's head (its first lines: path words, signature, docstring, names;
-# static_model.document_head), before F is added. Head pooling the whole index (CODESEARCH_STATIC_HEAD_WEIGHT) lifts
-# paraphrases but costs routed `auto`; here it reaches only where late interaction runs (`semantic` mode, long
+# static_model.document_head), before F is added. Head pooling the whole index lifted paraphrases
+# but cost routed `auto` (not shipped); here it reaches only where late interaction runs (`semantic` mode, long
 # descriptions). Offline over the stdlib's static vectors (paraphrase nDCG@10, boosted query, no F): the plain top 50
 # 0.252, re-scored at 0.35 / 0.5 / 0.7: 0.265 / 0.274 / 0.280 (head-pooled index: 0.274 / 0.283 / 0.292).
 HEAD_SHARE = 0.7
@@ -93,12 +93,12 @@ def describe(encoder_id: str, weight: float) -> str:
 
 
 class LateInteraction:
-    """The vector leg's re-scoring stage: the static model of each query mode (the static tier's own, or a part
-    of its mode blend), used only once loaded (a query never waits for it)."""
+    """The vector leg's re-scoring stage: the static tier's model, used only once loaded (a query never waits
+    for it)."""
 
-    def __init__(self, weight: float, models: Mapping[bool, Embedder]) -> None:
+    def __init__(self, weight: float, model: Embedder | None) -> None:
         self.weight = weight
-        self.models = models
+        self.model = model
         # (static model id, doc text hash) -> the chunk's distinct token ids and its head's unit vector (None
         # until a static-tier query needs it), most recently used last
         self._ids: OrderedDict[tuple[str, str], tuple[np.ndarray, np.ndarray | None]] = OrderedDict()
@@ -109,14 +109,13 @@ class LateInteraction:
         query: str,
         found: list[tuple[str, Found]],
         repos: Mapping[str, RepoIndex],
-        semantic: bool,
         static_query: np.ndarray | None = None,
     ) -> tuple[list[tuple[str, Found]], str]:
         """`found` re-scored and re-sorted, and what the leg report says (unchanged and "" when off, before the
         static model is loaded, or when a candidate's text cannot be read: a re-index swapped its generation).
         `static_query`: the query's vector in the static model's space when the static tier found the candidates
         (their scores its cosines): each cosine then blends with the candidate head's (HEAD_SHARE)."""
-        model = self.models.get(semantic)
+        model = self.model
         if not self.weight or not query.strip() or not found or model is None or not model.loaded:
             return found, ""
         try:

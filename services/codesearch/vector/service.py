@@ -13,7 +13,6 @@ import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import replace
 from pathlib import Path
 
 import grpc
@@ -34,7 +33,6 @@ from codesearch.vector.embedder import Embedder, ModelUnavailable
 from codesearch.vector.embedding_cache import EmbeddingCache
 from codesearch.vector.foreground import Foreground
 from codesearch.vector.late_interaction import LateInteraction
-from codesearch.vector.mode_models import blend_parts
 from codesearch.vector.store import Encode, Found, RepoIndex
 from codesearch.vector.tier_models import SERVICE, query_booster, shared_embedder, tier_embedders, tier_info
 
@@ -61,13 +59,10 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         # The best tier's model: what Embed uses by default and GetVectorStats names first.
         self.embedder = self.embedders[self.tiers[-1]]
         self.model_ids = {tier: emb.model_id for tier, emb in self.embedders.items()}
-        # The static model that embeds a query, by whether it is `semantic` mode's: the static tier's own, or the
-        # part of its mode blend (vector/mode_models.py); each with its query boost.
+        # The static tier's model embeds its queries, with the query boost; late interaction re-scores with it.
         static = self.embedders.get(vtiers.STATIC)
-        self.static_parts = blend_parts(settings, static)
-        query_models: dict[bool, Embedder] = dict(self.static_parts) or ({False: static} if static else {})
-        self.boosters = {mode: query_booster(settings, m) for mode, m in query_models.items()}
-        self.late = LateInteraction(settings.late_interaction_weight, query_models)
+        self.booster = query_booster(settings, static) if static is not None else None
+        self.late = LateInteraction(settings.late_interaction_weight, static)
         self.cache = EmbeddingCache(settings.embedding_cache_file())
         self.doc_variant = doc_variant
         self._repos: dict[str, RepoIndex] = {}
@@ -116,8 +111,8 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         for emb in self.embedders.values():  # the static tier first: updates wait for it
             emb.load()
         # With the static tier alone, preparing the boost loads the transformer for queries.
-        for booster in self.boosters.values():
-            booster.prepare()
+        if self.booster is not None:
+            self.booster.prepare()
         for name in list_repositories(self.dir):
             try:
                 self.repo(name)
@@ -275,13 +270,10 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         # One tier for the whole query, chosen once: an upgrade finishing meanwhile changes the next query.
         tier = self.answering(repos)
         emb = await self._model(tier)
-        # The static tier's query is embedded by the mode's part where the tier stores a mode blend, and boosted
-        # once the booster is ready; until then the plain static query answers at once (never waiting for the
-        # transformer) and the answer is marked as upgrading.
-        semantic_part = request.semantic_static_model and bool(self.static_parts)
-        part = self.static_parts.get(semantic_part) if tier == vtiers.STATIC else None
+        # The static tier's query is boosted once the booster is ready; until then the plain static query answers
+        # at once (never waiting for the transformer) and the answer is marked as upgrading.
         boost = (
-            self.boosters.get(semantic_part)
+            self.booster
             if tier == vtiers.STATIC and not (request.plain_static_query or request.vector)
             else None
         )
@@ -294,12 +286,10 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
             if boost is not None and boost.ready:
                 encode, query_encoder, boosted = boost.encode, boost.encoder, True
             else:
-                encode, query_encoder = (part or emb).encode_query, (part or emb).model_id
+                encode, query_encoder = emb.encode_query, emb.model_id
             q = await asyncio.to_thread(self._encode_query_first, encode, request.text)
             if tier == vtiers.STATIC:
-                static_query = q  # in the static model's own space (a blend part's, before lifting)
-            if part is not None:
-                q = part.lift(q)
+                static_query = q
         langs = {lang.lower() for lang in request.languages} or None
         fetch = request.limit * OVERSAMPLE if request.path_glob else request.limit
 
@@ -308,14 +298,10 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
             for r in repos:
                 hits = r.search(tier, q, fetch, langs)
                 found += [(r.repository, f) for f in hits if flt.allows(f.meta.path, f.meta.language)]
-            if part is not None:  # a part of the mode blend: its model's exact cosine
-                found = [(repo, replace(f, score=f.score * part.score_factor)) for repo, f in found]
             found.sort(key=lambda rf: -rf[1].score)
             if not request.late_interaction or request.vector:
                 return found, ""
-            return self.late.rescore(
-                request.text, found, {r.repository: r for r in repos}, semantic_part, static_query
-            )
+            return self.late.rescore(request.text, found, {r.repository: r for r in repos}, static_query)
 
         found, rescored_by = await asyncio.to_thread(search_all)
         progress = [r.progress()[tier] for r in repos]
@@ -367,8 +353,7 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
             tiers=infos,
         )
         usable = self._usable_tiers()
-        routed_boost = self.boosters.get(False)  # what `auto` asks for (a mode blend's semantic part aside)
-        static_query = routed_boost.state if routed_boost is not None else ""
+        static_query = self.booster.state if self.booster is not None else ""
         for r in repos:
             disk = await asyncio.to_thread(r.disk_bytes)
             messages.add_repository_stats(resp, r, self.tiers, usable, disk, self.doc_variant, static_query)

@@ -1,6 +1,6 @@
 """A teacher-trained static model shipped as a small delta over the distilled one.
 
-Training (static_train.py) moves only the token rows its chunks contain (7,072 of MiniLM's 30,522 for the
+Training (codesearch_lab/static/train.py; services/codesearch_lab/RECIPES.md rebuilds the shipped delta) moves only the token rows its chunks contain (7,072 of MiniLM's 30,522 for the
 standard library) and then folds one linear map into the whole table, so a trained table is
 
     table = base @ fold, with table[rows] = the trained rows
@@ -30,11 +30,9 @@ from codesearch.vector import npz_record
 SHIPPED_DIR = Path(__file__).with_name("static_deltas")
 SUFFIX = ".npz"
 FORMAT = 1
-CHECK_ROWS = 512  # base rows kept to align a local base: twice the dimensions, so the fit is well determined
 # A local base aligned to the sample within this relative error is the same model. Sign flips align exactly
 # (0.0); a base distilled from another transformer leaves ~1.0.
 ALIGN_TOLERANCE = 0.02
-INT8_MAX = 127
 
 
 @dataclass(frozen=True)
@@ -72,36 +70,6 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
 
 
-def make(base: np.ndarray, trained_rows: dict[int, np.ndarray], fold: np.ndarray, meta: dict) -> StaticDelta:
-    """The delta of a table equal to base @ fold except at `trained_rows` (token id -> trained row)."""
-    rows = np.asarray(sorted(trained_rows), dtype=np.int32)
-    dense = np.stack([trained_rows[int(r)] for r in rows]).astype(np.float32)
-    scales = np.maximum(np.abs(dense).max(axis=1), 1e-12) / INT8_MAX
-    values = np.clip(np.round(dense / scales[:, None]), -INT8_MAX, INT8_MAX).astype(np.int8)
-    check_ids = sample_ids(base)
-    return StaticDelta(
-        rows,
-        values,
-        scales.astype(np.float32),
-        fold.astype(np.float32),
-        check_ids,
-        base[check_ids].astype(np.float16),
-        {"format": FORMAT, "dims": int(base.shape[1]), "vocabulary": int(base.shape[0]), **meta},
-    )
-
-
-def save(delta: StaticDelta, path: Path) -> None:
-    arrays = {
-        "rows": delta.rows,
-        "values": delta.values,
-        "scales": delta.scales,
-        "fold": delta.fold,
-        "check_ids": delta.check_ids,
-        "check_rows": delta.check_rows,
-    }
-    npz_record.save(path, delta.meta, arrays)
-
-
 def load(path: Path) -> StaticDelta:
     """Reads and checks a delta file; ValueError says what is wrong with it."""
     delta = npz_record.load(path, "static delta", StaticDelta)
@@ -133,12 +101,6 @@ def alignment(local_rows: np.ndarray, want_rows: np.ndarray) -> tuple[np.ndarray
     align = u @ vt
     error = float(np.linalg.norm(local @ align - want)) / max(float(np.linalg.norm(want)), 1e-12)
     return align, error
-
-
-def sample_ids(table: np.ndarray) -> np.ndarray:
-    """Token ids of the rows kept to align another machine's table: CHECK_ROWS live rows, evenly spread."""
-    live = np.flatnonzero(np.linalg.norm(table, axis=1) > 0)  # special and unused tokens are zero rows
-    return live[np.linspace(0, len(live) - 1, min(CHECK_ROWS, len(live))).astype(int)].astype(np.int32)
 
 
 def apply(delta: StaticDelta, base: np.ndarray) -> np.ndarray:

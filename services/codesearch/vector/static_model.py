@@ -12,7 +12,6 @@ transformer (vector/bench.py prints the ratio). It comes from one of:
 from __future__ import annotations
 
 import contextlib
-import copy
 import fcntl
 import json
 import logging
@@ -30,7 +29,7 @@ import numpy as np
 from codesearch.common.models.cache import ONNX_SUBDIR, STATIC_SUBDIR, cache_key, first_usable
 from codesearch.common.models.lookup import resolve_model_path
 from codesearch.common.models.quiet import quiet_libraries
-from codesearch.vector import static_blend, static_delta
+from codesearch.vector import static_delta
 
 log = logging.getLogger(__name__)
 
@@ -46,23 +45,16 @@ DISTILL_BATCH = 512  # tokens per transformer call while distilling (3 positions
 SIF_COEFFICIENT = 1e-4  # model2vec's default: a token's weight is a / (a + its Zipf probability)
 UNUSED_TOKEN = re.compile(r"\[unused\d+\]")  # BERT's reserved slots: never produced by the tokenizer
 ENCODE_BATCH = 1024  # texts per model2vec call (its default): batching only amortises Python overhead
-# A document's vector may lean on its head (CODESEARCH_STATIC_HEAD_WEIGHT, off by default): the first HEAD_LINES
-# lines of its structured text (vector/doc_text.py: path words and breadcrumb, signature, docstring, the names the
-# body uses), which a mean over every token of the body drowns. 3-5 lines at weight 0.6-0.9 form a plateau on the
-# polyglot FIT repositories (the static vector list alone, exact cosine, boosted queries: NDCG@10 0.753 ->
-# 0.770-0.781) and 4 lines lead the paraphrase set's (5-6 lines lose it); README "head pooling" (Vector tiers) has
-# the server's figures, where routed `auto` loses, so it stays off.
+# A document's head: the first HEAD_LINES lines of its structured text (vector/doc_text.py: path words and
+# breadcrumb, signature, docstring, the names the body uses), which a mean over every token of the body drowns.
+# Late interaction (vector/late_interaction.py) re-scores the static tier's candidates with it. 4 lines led the
+# paraphrase set when whole documents were pooled this way (3-5 lines a plateau on the polyglot FIT repositories).
 HEAD_LINES = 4
 
 
 def document_head(text: str) -> str:
     """The first HEAD_LINES lines of a document's text."""
     return "\n".join(text.split("\n", HEAD_LINES)[:HEAD_LINES])
-
-
-def doc_pooling_id(head_weight: float) -> str:
-    """What the document vectors' id adds for head pooling ("" when off): other pooling, other vectors."""
-    return f"+head{HEAD_LINES}@{head_weight:g}" if head_weight else ""
 
 
 def is_static_model_dir(path: Path) -> bool:
@@ -77,11 +69,7 @@ def is_static_model_dir(path: Path) -> bool:
 
 def static_model_id(name: str) -> str:
     """The id vectors of this static model are stored under: distilled ones name how they were made, a delta
-    (static_delta.py) its file's digest, a blend (static_blend.py) both parts and the weight."""
-    blend = static_blend.split_name(name)
-    if blend is not None:
-        first, second, weight = blend
-        return f"{static_model_id(first)}{static_blend.SEPARATOR}{static_model_id(second)}@{weight:g}"
+    (static_delta.py) its file's digest."""
     parts = static_delta.split_name(name)
     if parts is not None:
         try:
@@ -103,8 +91,6 @@ def static_model_path(name: str, model_cache: Path) -> str:
     """A folder (or cached hub name) for the configured static model, distilling it first when it names a
     transformer, and applying a delta when it names one (`BASE+DELTA`). Raises FileNotFoundError / RuntimeError /
     ValueError with what was looked at or what is wrong."""
-    if static_blend.split_name(name) is not None:
-        raise ValueError(f"{name!r} blends two static models: each has its own path (load_static_encoder)")
     parts = static_delta.split_name(name)
     if parts is not None:
         delta = static_delta.delta_file(parts[1])
@@ -243,18 +229,6 @@ class StaticEncoder:
         self.tokenizer.no_truncation()
         self.keep = np.ones(len(self.vectors), dtype=bool)  # special tokens ([PAD], [UNK], ...) never count
         self.keep[list(self.tokenizer.get_added_tokens_decoder())] = False
-        # A blend (static_blend.py): (start, end, scale) per model, each part made a unit vector and scaled.
-        self.segments: list[tuple[int, int, float]] = []
-
-    def part(self, index: int) -> StaticEncoder:
-        """One model of a blend alone (vector/mode_models.py): its columns of the table (a view, not a copy),
-        encoding that model's own unit vectors."""
-        start, end, _ = self.segments[index]
-        part = copy.copy(self)
-        part.vectors = self.vectors[:, start:end]
-        part.dims = end - start
-        part.segments = []
-        return part
 
     def token_ids(self, texts: list[str]) -> list[np.ndarray]:
         """Each text's token ids that count, in order (cut at MAX_CHARS / MAX_TOKENS, special tokens dropped)."""
@@ -273,52 +247,13 @@ class StaticEncoder:
                     out[row] = self.vectors[ids].mean(axis=0)
         return self._unit(out)
 
-    def encode_documents(
-        self, texts: list[str], head_weight: float = 0.0, batch_size: int = ENCODE_BATCH
-    ) -> np.ndarray:
-        """Documents' vectors: the plain mean, or with `head_weight` the blend of the head's and the whole text's
-        unit vectors (a text of at most HEAD_LINES lines is its own head)."""
-        whole = self.encode(texts, batch_size)
-        if not head_weight:
-            return whole
-        head = self.encode([document_head(t) for t in texts], batch_size)
-        return self._unit(head_weight * head + (1.0 - head_weight) * whole)
-
     def _unit(self, out: np.ndarray) -> np.ndarray:
-        """Unit rows; a blend's parts each made a unit vector and scaled first."""
-        for start, end, scale in self.segments:
-            segment = out[:, start:end]
-            segment *= scale / np.maximum(np.linalg.norm(segment, axis=1, keepdims=True), 1e-12)
         return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
 
 
 def load_static_encoder(name: str, model_cache: Path) -> StaticEncoder:
-    """The encoder of a configured static model name: one model, or a blend of two (static_blend.py).
-    Raises as static_model_path, and ValueError for a blend whose models do not share a tokenizer."""
-    blend = static_blend.split_name(name)
-    if blend is None:
-        return StaticEncoder(static_model_path(name, model_cache))
-    first_name, second_name, weight = blend
-    first = StaticEncoder(static_model_path(first_name, model_cache))
-    second = StaticEncoder(static_model_path(second_name, model_cache))
-    if first.tokenizer.get_vocab() != second.tokenizer.get_vocab() or len(first.vectors) != len(
-        second.vectors
-    ):
-        raise ValueError(f"the two static models of {name!r} do not share a tokenizer, so they cannot blend")
-    first.segments = static_blend.segments(first.dims, second.dims, weight)
-    first.vectors = np.hstack([first.vectors, second.vectors])
-    first.keep &= second.keep
-    first.dims += second.dims
-    return first
-
-
-def base_model_name(name: str) -> str:
-    """The distilled (or plain) model a configured name builds on: a blend's first part, a delta's base."""
-    blend = static_blend.split_name(name)
-    if blend is not None:
-        return base_model_name(blend[0])
-    parts = static_delta.split_name(name)
-    return parts[0] if parts else name
+    """The encoder of a configured static model name. Raises as static_model_path."""
+    return StaticEncoder(static_model_path(name, model_cache))
 
 
 def ensure_delta_applied(base_dir: Path, delta_path: Path, model_cache: Path) -> Path:
@@ -357,14 +292,8 @@ def main(argv: list[str] | None = None) -> int:
         from codesearch.config import Settings
 
         settings = Settings.from_env()
-        name = (
-            args[1]
-            if len(args) == 2
-            else static_blend.mode_blend_name(settings.static_model, settings.static_semantic_model)
-        )
-        blend = static_blend.split_name(name)
-        for part in (blend[0], blend[1]) if blend else (name,):
-            print(static_model_path(part, settings.model_cache))
+        name = args[1] if len(args) == 2 else settings.static_model
+        print(static_model_path(name, settings.model_cache))
         return 0
     if len(args) != 3:
         print(

@@ -8,37 +8,30 @@ from codesearch.config import Settings
 from codesearch.v1 import vector_pb2
 from codesearch.vector import tiers as vtiers
 from codesearch.vector.embedder import STATIC_BACKEND, Embedder
-from codesearch.vector.mode_models import static_tier_model
 from codesearch.vector.query_boost import QueryBooster
 
 SERVICE = "vector"  # the leg's data folder under the home: the embedders' fallback model cache lives there
 
-_EMBEDDERS: dict[tuple[str, str, int, float], Embedder] = {}
+_EMBEDDERS: dict[tuple[str, str, int], Embedder] = {}
 _EMBEDDERS_LOCK = threading.Lock()
 
 
 def shared_embedder(settings: Settings, tier: str = vtiers.TRANSFORMER) -> Embedder:
     """One loaded model per configuration per process (servers in tests and in one binary share it)."""
     if tier == vtiers.STATIC:
-        key = (
-            static_tier_model(settings),
-            STATIC_BACKEND,
-            settings.torch_threads,
-            settings.static_head_weight,
-        )
+        key = (settings.static_model, STATIC_BACKEND, settings.torch_threads)
     else:
-        key = (settings.embed_model, settings.embed_backend, settings.torch_threads, 0.0)
+        key = (settings.embed_model, settings.embed_backend, settings.torch_threads)
     with _EMBEDDERS_LOCK:
         emb = _EMBEDDERS.get(key)
         if emb is None:
-            model, backend, threads, head_weight = key
+            model, backend, threads = key
             emb = Embedder(
                 model,
                 backend,
                 threads,
                 cache_dir=settings.service_dir(SERVICE),
                 model_cache=settings.model_cache,
-                head_weight=head_weight,
             )
             _EMBEDDERS[key] = emb
         return emb
@@ -55,9 +48,8 @@ def tier_embedders(settings: Settings) -> dict[str, Embedder]:
 
 
 def query_booster(settings: Settings, static: Embedder) -> QueryBooster:
-    """The query boost (vector/query_boost.py) of a static model (the static tier's, or a part of its blend:
-    vector/mode_models.py) with the configured transformer, which it loads for queries when the transformer tier
-    is not configured."""
+    """The query boost (vector/query_boost.py) of the static tier's model with the configured transformer, which
+    it loads for queries when the transformer tier is not configured."""
     transformer = shared_embedder(settings, vtiers.TRANSFORMER)
     return QueryBooster(static, transformer, settings.static_query_map, settings.static_query_weight)
 

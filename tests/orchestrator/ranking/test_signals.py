@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
+from codesearch.orchestrator.query import Query
 from codesearch.orchestrator.query_terms import content_words, is_symbol_query, query_names, split_identifier
-from codesearch.orchestrator.ranking import signals
+from codesearch.orchestrator.ranking import recipe, signals
 from codesearch.orchestrator.ranking.fusion import FusedHit, fuse
 from codesearch.v1 import common_pb2
 
@@ -28,6 +30,20 @@ def hit(path: str, start: int, end: int, symbol: str = "", snippet: str = "") ->
 def fused(*hits: common_pb2.Hit):
     # Two lists (the second empty) so scores are RRF scores, as in a routed search with several legs.
     return fuse([(common_pb2.LEG_KEYWORD, 1.0, list(hits)), (common_pb2.LEG_VECTOR, 1.0, [])], 60.0)
+
+
+def rank(
+    cands: list[FusedHit],
+    query: str,
+    definitions: Sequence[common_pb2.Location],
+    mentions_tests: bool = False,
+    p: signals.Params = signals.SHIPPED,
+) -> list[FusedHit]:
+    """The one recipe (ranking/recipe.py) over `query`; `mentions_tests` marks it as a question about tests."""
+    parsed = Query.parse(query)
+    if mentions_tests:
+        parsed = dataclasses.replace(parsed, mentions_tests=True)
+    return recipe.rank(cands, parsed, definitions, p)
 
 
 def paths(ranked) -> list[str]:
@@ -56,7 +72,7 @@ def test_definition_of_the_queried_name_comes_first() -> None:
     by_graph = hit("tree.go", 10, 40)  # the graph leg says RouterGroup is defined at tree.go:12
     by_symbol = hit("group.go", 1, 30, symbol="gin.RouterGroup")
     by_text = hit("misc.kt", 5, 9, snippet="class RouterGroup(val prefix: String) {")  # no graph for it
-    ranked = signals.rank(
+    ranked = rank(
         fused(*users, by_graph, by_symbol, by_text),
         "RouterGroup",
         [common_pb2.Location(repository="r", path="tree.go", start_line=12, end_line=30)],
@@ -69,7 +85,7 @@ def test_definition_of_the_queried_name_comes_first() -> None:
 
 def test_file_named_after_the_symbol_wins_among_definitions() -> None:
     p = dataclasses.replace(NONE, definition_boost=3.0)
-    ranked = signals.rank(
+    ranked = rank(
         fused(hit("other.py", 1, 9, symbol="Logger"), hit("logger.py", 1, 9, symbol="Logger")),
         "Logger",
         [],
@@ -80,10 +96,8 @@ def test_file_named_after_the_symbol_wins_among_definitions() -> None:
 
 def test_names_in_a_sentence_count_half() -> None:
     p = dataclasses.replace(NONE, definition_boost=3.0)
-    whole = signals.rank(
-        fused(hit("a.go", 1, 5), hit("b.go", 1, 5, symbol="HandlerStack")), "HandlerStack", [], p=p
-    )
-    inside = signals.rank(
+    whole = rank(fused(hit("a.go", 1, 5), hit("b.go", 1, 5, symbol="HandlerStack")), "HandlerStack", [], p=p)
+    inside = rank(
         fused(hit("a.go", 1, 5), hit("b.go", 1, 5, symbol="HandlerStack")),
         "how HandlerStack composes",
         [],
@@ -98,60 +112,58 @@ def test_names_in_a_sentence_count_half() -> None:
 
 def test_query_words_in_file_name_or_folder() -> None:
     p = dataclasses.replace(NONE, stem_boost=1.0)
-    ranked = signals.rank(
+    ranked = rank(
         fused(hit("command.go", 1, 9), hit("args.go", 1, 9), hit("bash_completions.go", 1, 9)),
         "bash completion generation",
         [],
         p=p,
     )
     assert paths(ranked)[0] == "bash_completions.go:1"
-    ranked = signals.rank(
-        fused(hit("a.go", 1, 9), hit("middleware/recoverer.go", 1, 9)), "panic middleware", [], p=p
-    )
+    ranked = rank(fused(hit("a.go", 1, 9), hit("middleware/recoverer.go", 1, 9)), "panic middleware", [], p=p)
     assert paths(ranked)[0] == "middleware/recoverer.go:1"  # the folder counts too
     # A bare name is not a sentence: no path-word boost.
-    ranked = signals.rank(fused(hit("a.go", 1, 9), hit("router.go", 1, 9)), "Router", [], p=p)
+    ranked = rank(fused(hit("a.go", 1, 9), hit("router.go", 1, 9)), "Router", [], p=p)
     assert not any(b.name == "path_words" for f in ranked for b in f.boosts)
 
 
 def test_path_penalties_and_the_test_exception() -> None:
     p = signals.SHIPPED
-    assert signals.path_penalty("pkg/foo_test.go", p) == p.test_penalty
-    assert signals.path_penalty("tests/unit/x.py", p) == p.test_penalty
-    assert signals.path_penalty("src/FooTest.java", p) == p.test_penalty
-    assert signals.path_penalty("lib/bats-core/test_functions.bash", p) == 1.0  # the library, not a test
-    assert signals.path_penalty("pkg/__init__.py", p) == p.reexport_penalty
-    assert signals.path_penalty("docs_src/app.py", p) == p.example_penalty
-    assert signals.path_penalty("types/model.d.ts", p) == p.typedef_penalty
-    assert signals.path_penalty("src/router.ts", p) == 1.0
+    assert recipe.path_penalty("pkg/foo_test.go", p) == p.test_penalty
+    assert recipe.path_penalty("tests/unit/x.py", p) == p.test_penalty
+    assert recipe.path_penalty("src/FooTest.java", p) == p.test_penalty
+    assert recipe.path_penalty("lib/bats-core/test_functions.bash", p) == 1.0  # the library, not a test
+    assert recipe.path_penalty("pkg/__init__.py", p) == p.reexport_penalty
+    assert recipe.path_penalty("docs_src/app.py", p) == p.example_penalty
+    assert recipe.path_penalty("types/model.d.ts", p) == p.typedef_penalty
+    assert recipe.path_penalty("src/router.ts", p) == 1.0
     # Interface declarations apart from their implementation count as type declarations.
     for interface_file in ("Contracts/Container/Container.php", "Queue/Connectors/ConnectorInterface.php"):
-        assert signals.path_penalty(interface_file, p) == p.typedef_penalty, interface_file
-    assert signals.path_penalty("Container/Container.php", p) == 1.0
-    assert signals.path_penalty("Serialization/JsonContract.cs", p) == 1.0  # a class named after contracts
-    assert signals.path_penalty("site/content/user_guide.md", p) == p.docs_penalty
+        assert recipe.path_penalty(interface_file, p) == p.typedef_penalty, interface_file
+    assert recipe.path_penalty("Container/Container.php", p) == 1.0
+    assert recipe.path_penalty("Serialization/JsonContract.cs", p) == 1.0  # a class named after contracts
+    assert recipe.path_penalty("site/content/user_guide.md", p) == p.docs_penalty
     for build_file in ("Makefile", "tools/GNUmakefile", "docker/Dockerfile", "CMakeLists.txt", "rules.mk"):
-        assert signals.path_penalty(build_file, p) == p.docs_penalty, build_file
-    assert signals.path_penalty("src/makefile_parser.py", p) == 1.0  # code about makefiles is code
+        assert recipe.path_penalty(build_file, p) == p.docs_penalty, build_file
+    assert recipe.path_penalty("src/makefile_parser.py", p) == 1.0  # code about makefiles is code
     docs = dataclasses.replace(NONE, docs_penalty=0.5)
-    ranked = signals.rank(fused(hit("guide.md", 1, 9), hit("mux.go", 1, 9)), "how routing works", [], p=docs)
+    ranked = rank(fused(hit("guide.md", 1, 9), hit("mux.go", 1, 9)), "how routing works", [], p=docs)
     assert paths(ranked)[0] == "mux.go:1"
-    ranked = signals.rank(fused(hit("guide.md", 1, 9), hit("mux.go", 1, 9)), "routing docs", [], p=docs)
+    ranked = rank(fused(hit("guide.md", 1, 9), hit("mux.go", 1, 9)), "routing docs", [], p=docs)
     assert paths(ranked)[0] == "guide.md:1"  # asked for documentation: no penalty
-    ranked = signals.rank(fused(hit("Makefile", 1, 9), hit("mux.go", 1, 9)), "Router", [], p=docs)
+    ranked = rank(fused(hit("Makefile", 1, 9), hit("mux.go", 1, 9)), "Router", [], p=docs)
     assert paths(ranked)[0] == "mux.go:1"  # a Makefile rule `test-router:` is not the name's home
-    ranked = signals.rank(fused(hit("Makefile", 1, 9), hit("mux.go", 1, 9)), "makefile test rule", [], p=docs)
+    ranked = rank(fused(hit("Makefile", 1, 9), hit("mux.go", 1, 9)), "makefile test rule", [], p=docs)
     assert paths(ranked)[0] == "Makefile:1"
     only = dataclasses.replace(NONE, test_penalty=0.3)
-    ranked = signals.rank(fused(hit("x_test.go", 1, 9), hit("x.go", 1, 9)), "how x works", [], p=only)
+    ranked = rank(fused(hit("x_test.go", 1, 9), hit("x.go", 1, 9)), "how x works", [], p=only)
     assert paths(ranked)[0] == "x.go:1"
-    ranked = signals.rank(fused(hit("x_test.go", 1, 9), hit("x.go", 1, 9)), "how x is tested", [], True, only)
+    ranked = rank(fused(hit("x_test.go", 1, 9), hit("x.go", 1, 9)), "how x is tested", [], True, only)
     assert paths(ranked)[0] == "x_test.go:1"
 
 
 def test_coherence_lifts_a_file_with_several_good_chunks() -> None:
     p = dataclasses.replace(NONE, coherence=0.4)
-    ranked = signals.rank(
+    ranked = rank(
         fused(hit("lone.go", 1, 9), hit("hot.go", 1, 9), hit("hot.go", 20, 29), hit("hot.go", 40, 49)),
         "q w",
         [],
@@ -167,7 +179,7 @@ def test_vector_coherence_lifts_the_file_the_vector_leg_returns_again_and_again(
 
     def ranking(p: signals.Params, query: str) -> list[FusedHit]:
         cands = fuse([(common_pb2.LEG_KEYWORD, 1.0, keyword), (common_pb2.LEG_VECTOR, 1.0, vector)], 60.0)
-        return signals.rank(cands, query, [], p=p)
+        return rank(cands, query, [], p=p)
 
     def ranked(p: signals.Params, query: str = "how is the hot path kept warm") -> list[str]:
         return [f.hit.location.path for f in ranking(p, query)]
@@ -185,12 +197,12 @@ def test_vector_coherence_lifts_the_file_the_vector_leg_returns_again_and_again(
     assert ranked(shallow)[0] == "other.go" and voted(shallow) == ["other.go"]
     # A long description of one function gets no file-level signal, this one included.
     long = "keep the hot path warm by reusing the pooled buffers between two requests of one client"
-    assert signals.is_specific(long) and voted(signals.SHIPPED, long) == []
+    assert Query.parse(long).is_specific and voted(signals.SHIPPED, long) == []
 
 
 def test_saturation_gives_other_files_room() -> None:
     p = dataclasses.replace(NONE, question_saturation_decay=0.5)
-    ranked = signals.rank(
+    ranked = rank(
         fused(hit("a.go", 1, 9), hit("a.go", 20, 29), hit("a.go", 40, 49), hit("b.go", 1, 9)), "q w", [], p=p
     )
     assert paths(ranked)[:2] == ["a.go:1", "b.go:1"]
@@ -203,17 +215,17 @@ def test_a_question_decays_a_files_further_chunks_more_than_a_name_or_a_long_des
     described = (
         "wait a little longer after every failed attempt before the operation is tried once more again"
     )
-    assert signals.is_specific(described) and not signals.is_specific(question)
-    assert signals.saturation_decay(question) == signals.SHIPPED.question_saturation_decay == 0.5
+    assert Query.parse(described).is_specific and not Query.parse(question).is_specific
+    assert recipe.saturation_decay(Query.parse(question)) == signals.SHIPPED.question_saturation_decay == 0.5
     assert (
-        signals.saturation_decay(name)
-        == signals.saturation_decay(described)
+        recipe.saturation_decay(Query.parse(name))
+        == recipe.saturation_decay(Query.parse(described))
         == signals.SHIPPED.saturation_decay
     )
     p = dataclasses.replace(NONE, saturation_decay=0.85, question_saturation_decay=0.5)
 
     def second_chunk_factor(query: str) -> float:
-        ranked = signals.rank(fused(hit("a.go", 1, 9), hit("a.go", 20, 29)), query, [], p=p)
+        ranked = rank(fused(hit("a.go", 1, 9), hit("a.go", 20, 29)), query, [], p=p)
         return next(b.factor for b in ranked[1].boosts if b.name == "file_saturation")
 
     assert second_chunk_factor(question) == 0.5
@@ -241,34 +253,33 @@ def test_a_qualified_name_is_routed_as_a_name() -> None:
 
 def test_a_long_specific_description_gets_no_file_level_signals() -> None:
     # Same candidates, same path words ("cleanup" ~ clean.py): a short question earns coherence and path words,
-    # a description of more than specific_words content words earns neither (the function it names may sit in
+    # a description of more than query.SPECIFIC_WORDS content words earns neither (the function it names may sit in
     # a file with one good chunk).
     def boosts_for(query: str) -> set[str]:
         cands = fused(hit("clean.py", 1, 9), hit("clean.py", 20, 29), hit("tempfile.py", 1, 9))
-        return {b.name for f in signals.rank(cands, query, []) for b in f.boosts}
+        return {b.name for f in rank(cands, query, []) for b in f.boosts}
 
     short = "how is cleanup done"
     long = "remove a temporary directory tree and everything inside it when the context manager exits cleanup"
-    assert not signals.is_specific(short) and signals.is_specific(long)
+    assert not Query.parse(short).is_specific and Query.parse(long).is_specific
     assert {"file_coherence", "path_words"} <= boosts_for(short)
     assert not {"file_coherence", "path_words", "defines_query_name"} & boosts_for(long)
     # Off (0): the long description is ranked like any question.
-    off = dataclasses.replace(signals.SHIPPED, specific_words=0)
-    assert not signals.is_specific(long, off)
+    assert not Query.parse(long, specific_words=0).is_specific
 
 
 def test_names_inside_a_long_description_are_not_boosted() -> None:
     cands = fused(hit("a.py", 1, 9), hit("b.py", 1, 9, symbol="TemporaryDirectory"))
     query = "which class makes a TemporaryDirectory that removes itself and every file nested inside it on context exit"
-    assert signals.is_specific(query)
-    assert not any(b.name == "defines_query_name" for f in signals.rank(cands, query, []) for b in f.boosts)
+    assert Query.parse(query).is_specific
+    assert not any(b.name == "defines_query_name" for f in rank(cands, query, []) for b in f.boosts)
 
 
 def test_an_abbreviated_file_name_matches_the_query_word() -> None:
     # 'temporary' ~ tempfile.py (the same first stem_common letters), 'cleaned' ~ clean.py (a prefix): both
     # files earn path words, so the legs' order between them stands.
     p = dataclasses.replace(NONE, stem_boost=1.0, stem_common=signals.SHIPPED.stem_common)
-    ranked = signals.rank(
+    ranked = rank(
         fused(hit("tempfile.py", 840, 851), hit("command/clean.py", 12, 31), hit("pool.py", 1, 9)),
         "how are temporary directories cleaned up",
         [],
@@ -278,7 +289,7 @@ def test_an_abbreviated_file_name_matches_the_query_word() -> None:
     boosted = {f.hit.location.path for f in ranked if any(b.name == "path_words" for b in f.boosts)}
     assert boosted == {"tempfile.py", "command/clean.py"}
     off = dataclasses.replace(p, stem_common=0)
-    ranked = signals.rank(
+    ranked = rank(
         fused(hit("tempfile.py", 840, 851), hit("command/clean.py", 12, 31)),
         "how are temporary directories cleaned up",
         [],
@@ -293,12 +304,12 @@ def test_a_folder_most_candidates_share_is_not_a_path_word() -> None:
     cands = [hit(f"middleware/{n}.go", 1, 9) for n in ("compress", "realip", "logger")] + [
         hit("chain.go", 1, 9)
     ]
-    ranked = signals.rank(fused(*cands), "how middleware chains are ordered", [], p=p)
+    ranked = rank(fused(*cands), "how middleware chains are ordered", [], p=p)
     assert paths(ranked)[0] == "chain.go:1"
     boosted = {f.hit.location.path for f in ranked if any(b.name == "path_words" for b in f.boosts)}
     assert boosted == {"chain.go"}
     every = dataclasses.replace(p, path_word_max_share=1.0)  # the rule off: the folder word lifts all of them
-    ranked = signals.rank(fused(*cands), "how middleware chains are ordered", [], p=every)
+    ranked = rank(fused(*cands), "how middleware chains are ordered", [], p=every)
     assert paths(ranked)[0] == "middleware/compress.go:1"
 
 
@@ -309,7 +320,7 @@ def test_the_repository_name_is_not_a_path_word() -> None:
         hits = [hit(name, 1, 9) for name in ("chi.go", "tree.go", "mux.go", "context.go")]
         for h in hits:
             h.location.repository = "chi"
-        ranked = signals.rank(fused(*hits), "how does chi route a request through the tree", [], p=params)
+        ranked = rank(fused(*hits), "how does chi route a request through the tree", [], p=params)
         return paths(ranked)[0]
 
     assert top(p) == "tree.go:1"  # the question names the project, not chi.go

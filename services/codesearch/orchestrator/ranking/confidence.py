@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 
-from codesearch.orchestrator.query_terms import content_words
+from codesearch.orchestrator.query import QueryLike, as_query
 from codesearch.orchestrator.ranking.fusion import FusedHit
 from codesearch.v1 import common_pb2, search_pb2
 
 # Answers ranked by ranking/signals.py get one of two logistic models over FEATURES, "the top hit is right" (hit@1),
-# both refit with eval/confidence_fit.py (sklearn LogisticRegression, C=1) over the offline ranking of the legs
+# both refit with eval/confidence_fit.py (deleted on issue 46; `git show bee4610:services/codesearch/eval/confidence_fit.py`; sklearn LogisticRegression, C=1) over the offline ranking of the legs
 # with the static vector tier (notes/15.md).
 # Names (INTENT_FIND_DEFINITION): fitted on the polyglot FIT repositories and the stdlib sets' tune halves, features
 # chosen by forward selection on 5-fold cross-validation (CV 0.885); nearly always right (1 wrong of 34 fit
@@ -58,7 +58,7 @@ EXACT_LEGS = frozenset(
 FILE_SHARE_DEPTH = 10  # the results a reader sees: how many of them are in the top hit's file
 
 
-def features(fused: list[FusedHit], query: str = "") -> list[float]:
+def features(fused: list[FusedHit], query: QueryLike = "") -> list[float]:
     """The signals of FEATURES, in order, for a non-empty answer to `query`."""
     top = fused[0].score
     second = fused[1].score if len(fused) > 1 else 0.0
@@ -74,7 +74,7 @@ def features(fused: list[FusedHit], query: str = "") -> list[float]:
         sum(1 for f in head if (f.hit.location.repository, f.hit.location.path) == top_file) / len(head),
         (top - fifth) / top if top > 0 else 0.0,
         float(vector_best is not None and vector_best < VECTOR_HEAD),
-        min(len(content_words(query)), QUERY_LENGTH_CAP) / QUERY_LENGTH_CAP,
+        min(len(as_query(query).words), QUERY_LENGTH_CAP) / QUERY_LENGTH_CAP,
         0.0 if vector_best is None else 1 / (1 + vector_best),
     ]
 
@@ -86,7 +86,7 @@ def confidence(
     ranked_by_signals: bool,
     direct: bool = False,
     legs_answered: frozenset[int] = frozenset(),
-    query: str = "",
+    query: QueryLike = "",
     sentence: bool = True,
 ) -> float:
     """Probability that the top hit is right, from signals of the answer itself (never from how many hits):

@@ -104,7 +104,7 @@ def fuse(lists: list[RankedList], k: float) -> list[FusedHit]:
 # word stems), NDCG@10 fit / held-out against RRF's 0.907 / 0.888: the legs' scores over their best 0.914 /
 # 0.896; min-max scaled 0.900 / 0.884; RRF and scores blended 0.5 / 0.5 0.912 / 0.891, 0.2 / 0.8 0.913 / 0.894;
 # the vector leg's weight x0.7 / x1.3 0.913 / 0.909; its share squared 0.913. Names keep RRF (their fit symbol
-# class 1.000 -> 0.988 with scores), and long descriptions (signals.is_specific) too: the stdlib paraphrase set
+# class 1.000 -> 0.988 with scores), and long descriptions (Query.is_specific) too: the stdlib paraphrase set
 # nDCG@10 0.320 -> 0.291 with scores, where the vector leg leads.
 SCORE_FUSION_INTENTS = frozenset({search_pb2.INTENT_UNDERSTAND_CODE})
 
@@ -112,6 +112,11 @@ SCORE_FUSION_INTENTS = frozenset({search_pb2.INTENT_UNDERSTAND_CODE})
 def fuses_scores(intent: int, specific: bool) -> bool:
     """A routed meaning question that is not a long description fuses scores (fuse_scores), others ranks."""
     return intent in SCORE_FUSION_INTENTS and not specific
+
+
+def fuse_for(strategy: int, lists: list[RankedList], k: float) -> list[FusedHit]:
+    """The plan's fusion: the legs' scores under STRATEGY_SCORE_FUSION, their ranks otherwise."""
+    return (fuse_scores if strategy == search_pb2.STRATEGY_SCORE_FUSION else fuse)(lists, k)
 
 
 def fuse_scores(lists: list[RankedList], k: float) -> list[FusedHit]:

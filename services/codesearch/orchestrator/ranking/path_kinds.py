@@ -1,5 +1,5 @@
-"""What kind of file a path is (tests, compat shims, examples, type declarations, prose and build files,
-re-export barrels): the patterns the path penalties of ranking/signals.py read."""
+"""What kind of file a path is (tests, generated code, compat shims, examples, type declarations, prose and build
+files, re-export barrels): the patterns the path penalties of ranking/recipe.py read."""
 
 from __future__ import annotations
 
@@ -13,6 +13,17 @@ TEST_FILE = re.compile(
     r"|[^/]*\.(?:test|spec)\.[jt]sx?|test_helpers?[^/]*\.\w+)$"
 )
 TEST_DIR = re.compile(r"(?:^|/)(?:tests?|__tests__|spec|testing)(?:/|$)")
+# A test file by name or folder: what the signals' recipe (signals.SHIPPED) demotes.
+SIGNALS_TEST_PATH = re.compile(rf"(?:{TEST_FILE.pattern})|(?:{TEST_DIR.pattern})")
+# What the plain recipe (recipe.PLAIN) counts as a test, from before the signals: the standard-library classes it
+# ranks were tuned with it. Not yet measured against SIGNALS_TEST_PATH for those classes.
+PLAIN_TEST_PATH = re.compile(
+    r"(^|/)(tests?|__tests__|spec)/|(^|/)test_[^/]*$|_test\.(go|py)$|\.(test|spec)\.[jt]sx?$"
+)
+# Generated, vendored, built or minified code: rarely what anyone is looking for.
+GENERATED_PATH = re.compile(
+    r"(^|/)(vendor|third_party|node_modules|dist|build|target|generated|gen)/|_pb2(_grpc)?\.py$|\.pb\.go$|\.min\.(js|css)$|\.generated\.",
+)
 COMPAT_DIR = re.compile(r"(?:^|/)(?:compat|_compat|legacy)(?:/|$)")
 EXAMPLE_DIR = re.compile(r"(?:^|/)(?:_?examples?|docs?_src)(?:/|$)")
 # Type declarations: .d.ts stubs, and interface declarations kept apart from their implementation (Laravel's
@@ -28,9 +39,5 @@ DOCS_FILE = re.compile(
     r"\.(?:md|markdown|rst|txt|adoc|ya?ml|toml|json|ini|cfg|mk|cmake)$"
     r"|(?:^|/)(?:GNUmakefile|[Mm]akefile|Dockerfile|CMakeLists\.txt)$",
     re.IGNORECASE,
-)
-DOCS_WORDS = re.compile(
-    r"\b(?:docs?|documentation|readme|guide|tutorial|config(?:uration)?|yaml|markdown|makefile|dockerfile|cmake)\b",
-    re.I,
 )
 REEXPORT_FILES = frozenset({"__init__.py", "package-info.java", "index.ts", "index.js", "mod.rs"})

@@ -1,6 +1,7 @@
 """Ranking signals applied to the fused list: what makes a candidate the answer beyond the legs' own scores.
 
-Each signal reads only the query and the candidates (location, symbol, snippet, fused score) plus the
+`Params` holds every constant of the one ranking recipe (ranking/recipe.py composes the steps); `SHIPPED` is its
+value for routed meaning and name questions. Each signal reads only the query and the candidates (location, symbol, snippet, fused score) plus the
 definitions the graph leg found for the names the query holds, so the same code runs in the server and offline
 over dumped leg lists (eval/offline.py). Additive boosts are in units of the list's best fused score, so they
 mean the same whatever the fusion's scale; penalties multiply.
@@ -17,25 +18,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
-from codesearch.orchestrator.query_terms import (
-    content_words,
-    is_symbol_query,
-    last_segment,
-    query_names,
-    split_identifier,
-)
-from codesearch.orchestrator.ranking.diversity import by_score
+from codesearch.orchestrator.query import Query
+from codesearch.orchestrator.query_terms import last_segment, split_identifier
 from codesearch.orchestrator.ranking.fusion import FusedHit
-from codesearch.orchestrator.ranking.path_kinds import (
-    COMPAT_DIR,
-    DOCS_FILE,
-    DOCS_WORDS,
-    EXAMPLE_DIR,
-    REEXPORT_FILES,
-    TEST_DIR,
-    TEST_FILE,
-    TYPE_DECLARATION,
-)
+from codesearch.orchestrator.ranking.path_kinds import SIGNALS_TEST_PATH
 from codesearch.v1 import common_pb2, search_pb2
 
 
@@ -92,8 +78,12 @@ class Params:
     vector_coherence_k: float = 10.0
     # Path penalties (multiply): tests, compat shims, examples, re-export barrels, .d.ts stubs, docs. Without them
     # fit 0.850 -> 0.831. Semble's values; 0.8 for tests scored higher on fit only while bats-core's
-    # lib/test_functions.bash counted as a test (it is the library: see TEST_FILE).
+    # lib/test_functions.bash counted as a test (it is the library: see path_kinds.TEST_FILE).
     test_penalty: float = 0.3
+    test_path: re.Pattern[str] = SIGNALS_TEST_PATH  # what counts as a test file
+    # Generated, vendored, built or minified code (path_kinds.GENERATED_PATH): 1.0 here, the plain recipe demotes
+    # it (ranking/recipe.py PLAIN).
+    generated_penalty: float = 1.0
     compat_penalty: float = 0.3
     example_penalty: float = 0.3
     # Only for chunks that define nothing: a stdlib __init__.py holds real code (dev concept MRR@10 0.924 -> 0.953).
@@ -107,7 +97,8 @@ class Params:
     # functions, often the second hit of a file.
     saturation_decay: float = 0.85
     saturation_free: int = 1  # chunks of a file before the decay starts (2: fit 0.811)
-    # ... but a question that is no long description (is_specific) and no bare name asks which files, so each further
+    max_per_file: int = 0  # chunks of a file kept at most (0: all; the plain recipe keeps 3)
+    # ... but a question that is no long description (Query.is_specific) and no bare name asks which files, so each further
     # chunk of a file keeps 0.5 (semble's value; the paraphrases' reason for 0.85 does not apply to it). With score
     # fusion, offline replay of the server's legs, NDCG@10 fit / held-out: 0.85 0.914 / 0.896, 0.7 0.915 / 0.898,
     # 0.5 0.915 / 0.900, 0.3 and 0.1 the same as 0.5; every repository it moves rises (fit aeson +0.003, fastapi
@@ -119,27 +110,16 @@ class Params:
     # rule); the signals stand aside. Stdlib dev concept MRR@10 0.871 without the gate, 0.946 with it (0.75: 0.947,
     # 0.6: 0.953), polyglot fit 0.836 without, 0.802 at 0.9, 0.791 at 0.75, 0.770 at 0.6 (keyword leg only).
     settled_coverage: float = 0.9
-    # A description of more than this many content words names one function, not a subsystem: the file-level
-    # signals (coherence, path words, the vector leg's votes) and the half-strength boost for names inside a sentence
-    # stand aside, so a busy neighbour file does not outrank it, and the vector leg leads (plan.leans_on_meaning).
-    # Polyglot questions have 3-10 content words (median 6), the stdlib paraphrases 6-16 (median 10). First chosen
-    # at 9 on the paraphrase set's tune half (MRR@10, static tier, offline: off 0.123, 7 0.136, 8 0.135, 9 0.136).
-    # Moved to 8 at stop 34 (chunker version 3, the vector leg's votes, late interaction for long descriptions):
-    # the 28 paraphrases of exactly 9 words had `semantic` 0.06 above `auto` on both tiers. Through the server,
-    # nDCG@10 tune / check, static then transformer: 9 0.298 / 0.300, 0.313 / 0.331; the vector leg leading from 9
-    # words 0.304 / 0.302, 0.329 / 0.331; and the signals standing aside too (this value, offline over that run's
-    # legs) 0.325 / 0.315, 0.346 / 0.344; 7 cost held-out 0.882 -> 0.874. Polyglot fit / held-out 0.901 / 0.882 and
-    # the dev set the same at 8 and 9. 0: never.
-    specific_words: int = 8
 
 
 SHIPPED = Params()
 
 
 def without_path_penalties(p: Params) -> Params:
-    """`p` with every path penalty (path_penalty below) off: for ablations and tests of the other signals."""
+    """`p` with every path penalty (recipe.path_penalty) off: for ablations and tests of the other signals."""
     return replace(
         p,
+        generated_penalty=1.0,
         test_penalty=1.0,
         compat_penalty=1.0,
         example_penalty=1.0,
@@ -150,7 +130,7 @@ def without_path_penalties(p: Params) -> Params:
 
 
 # The intents whose routed answers these signals rank: meaning questions and names. References, impact and exact
-# matches keep fusion + penalties + decay (the standard-library classes they were tuned on).
+# matches are ranked by the plain recipe (recipe.PLAIN: the standard-library classes it was tuned on).
 SIGNAL_INTENTS = frozenset(
     {search_pb2.INTENT_UNDERSTAND_CODE, search_pb2.INTENT_FIND_SIMILAR, search_pb2.INTENT_FIND_DEFINITION}
 )
@@ -188,25 +168,6 @@ def applies(intent: int, keyword_coverage: float, p: Params = SHIPPED) -> bool:
     return intent == search_pb2.INTENT_FIND_DEFINITION or keyword_coverage < p.settled_coverage
 
 
-def path_penalty(path: str, p: Params = SHIPPED, defines: bool = False) -> float:
-    """The product of the penalties the path earns. `defines`: the chunk is a definition (a package's
-    __init__.py that holds real code is not a re-export barrel)."""
-    factor = 1.0
-    if TEST_FILE.search(path) or TEST_DIR.search(path):
-        factor *= p.test_penalty
-    if not defines and PurePosixPath(path).name in REEXPORT_FILES:
-        factor *= p.reexport_penalty
-    if COMPAT_DIR.search(path):
-        factor *= p.compat_penalty
-    if EXAMPLE_DIR.search(path):
-        factor *= p.example_penalty
-    if TYPE_DECLARATION.search(path):
-        factor *= p.typedef_penalty
-    if DOCS_FILE.search(path):
-        factor *= p.docs_penalty
-    return factor
-
-
 def _path(f: FusedHit) -> str:
     return f.hit.location.path
 
@@ -236,23 +197,17 @@ def defines_name(f: FusedHit, names: Iterable[str], definitions: Sequence[common
     return any(sym == n or _defines(n).search(f.hit.snippet) for n in names)
 
 
-def is_specific(query: str, p: Params = SHIPPED) -> bool:
-    """A long description of one function (more than specific_words content words): file-level signals stand
-    aside."""
-    return bool(p.specific_words) and len(content_words(query)) > p.specific_words
-
-
 def boost_definitions(
-    cands: list[FusedHit], query: str, definitions: Sequence[common_pb2.Location], p: Params = SHIPPED
+    cands: list[FusedHit], query: Query, definitions: Sequence[common_pb2.Location], p: Params = SHIPPED
 ) -> None:
     """Chunks that define a name the query asks about: + definition_boost x best score (x stem factor when the
     file is named after it); names inside a sentence count embedded_scale as much."""
-    names = query_names(query)
-    if not names or not cands:
+    names = query.names
+    if not names or not cands or not p.definition_boost:
         return
     unit = max(f.score for f in cands) * p.definition_boost
-    if not is_symbol_query(query):
-        if is_specific(query, p):
+    if not query.is_symbol:
+        if query.is_specific:
             return
         unit *= p.embedded_scale
     tails = {last_segment(n).lower() for n in names}
@@ -262,13 +217,13 @@ def boost_definitions(
             _add(f, "defines_query_name", unit * (p.definition_stem_factor if named else 1.0))
 
 
-def boost_path_words(cands: list[FusedHit], query: str, p: Params = SHIPPED) -> None:
+def boost_path_words(cands: list[FusedHit], query: Query, p: Params = SHIPPED) -> None:
     """Sentence queries: chunks whose file name or folder holds the query's words gain stem_boost x best score x
     the share of words matched (prefixes of 3+ letters count: 'dependency' ~ 'dependencies'). A word that most
     candidate files match, or the repository's own name, does not count."""
-    if is_symbol_query(query) or not cands or is_specific(query, p):
+    if query.is_symbol or not cands or query.is_specific or not p.stem_boost:
         return
-    words = content_words(query)
+    words = set(query.words)
     if p.skip_repository_name:
         words -= {_letters(f.hit.location.repository) for f in cands}
     if not words:
@@ -362,57 +317,3 @@ def _lift_files(cands: list[FusedHit], name: str, weight: float, value: Callable
     most = max(total.values())
     for path, amount in total.items():
         _add(best[path], name, top * weight * amount / most)
-
-
-def penalise_paths(
-    cands: list[FusedHit], query: str, query_mentions_tests: bool, p: Params = SHIPPED
-) -> None:
-    wants_docs = bool(DOCS_WORDS.search(query))
-    for f in cands:
-        factor = path_penalty(_path(f), p, bool(f.hit.symbol))
-        if wants_docs and DOCS_FILE.search(_path(f)):
-            factor /= p.docs_penalty
-        if query_mentions_tests and (TEST_FILE.search(_path(f)) or TEST_DIR.search(_path(f))):
-            factor /= p.test_penalty
-        if factor != 1.0:
-            f.scale("path_penalty", factor)
-
-
-def saturate(cands: list[FusedHit], decay: float, p: Params = SHIPPED) -> list[FusedHit]:
-    """Diminishing returns per file: each chunk of a file beyond the first saturation_free keeps `decay` of the
-    score of the one before it (greedy, best first); returns the re-sorted list."""
-    by_score(cands)
-    seen: dict[tuple[str, str], int] = {}
-    for f in cands:
-        n = seen.get(_file(f), 0)
-        seen[_file(f)] = n + 1
-        if n >= p.saturation_free:
-            f.scale("file_saturation", decay ** (n - p.saturation_free + 1))
-    by_score(cands)
-    return cands
-
-
-def saturation_decay(query: str, p: Params = SHIPPED) -> float:
-    """The per-file decay for this query: question_saturation_decay for a question that is neither a bare name
-    nor a long description, saturation_decay otherwise."""
-    if is_symbol_query(query) or is_specific(query, p):
-        return p.saturation_decay
-    return p.question_saturation_decay
-
-
-def rank(
-    cands: list[FusedHit],
-    query: str,
-    definitions: Sequence[common_pb2.Location],
-    query_mentions_tests: bool = False,
-    p: Params = SHIPPED,
-) -> list[FusedHit]:
-    """Every signal in order: coherence on the fused scores and the vector leg's votes per file, then the query's
-    names and words, then penalties and per-file saturation. Returns the candidates best first."""
-    if not is_specific(query, p):
-        boost_file_coherence(cands, p)
-        boost_vector_coherence(cands, p)
-    boost_definitions(cands, query, definitions, p)
-    boost_path_words(cands, query, p)
-    penalise_paths(cands, query, query_mentions_tests, p)
-    return saturate(cands, saturation_decay(query, p), p)

@@ -12,7 +12,8 @@ from codesearch.config import Settings
 from codesearch.vector import static_delta
 from codesearch.vector.embedder import STATIC_BACKEND, Embedder
 from codesearch.vector.static_model import StaticEncoder, static_model_id, static_model_path
-from codesearch.vector.static_train import trained_delta
+from codesearch_lab.static import delta as delta_file
+from codesearch_lab.static.train import trained_delta
 
 VOCAB, DIMS = 600, 16
 
@@ -32,7 +33,7 @@ def test_a_saved_delta_rebuilds_the_trained_table(tmp_path: Path) -> None:
     base, table, proj = _trained(rng)
     delta = trained_delta(base, table, proj, {"base": "demo"})
     assert len(delta.rows) == 150 and delta.values.dtype == np.int8
-    static_delta.save(delta, tmp_path / "d.npz")
+    delta_file.save(delta, tmp_path / "d.npz")
     loaded = static_delta.load(tmp_path / "d.npz")
     assert loaded.meta["base"] == "demo" and loaded.meta["dims"] == DIMS
     want = table @ (np.linalg.qr(proj.T)[1].T)
@@ -61,7 +62,7 @@ def test_a_corrupt_delta_file_says_what_is_wrong(tmp_path: Path) -> None:
         static_delta.load(bad)
     rng = np.random.default_rng(5)
     delta = trained_delta(*_trained(rng), {"base": "demo"})
-    static_delta.save(delta, tmp_path / "good.npz")
+    delta_file.save(delta, tmp_path / "good.npz")
     with np.load(tmp_path / "good.npz") as z:
         parts = {k: z[k] for k in z.files}
     np.savez(tmp_path / "short.npz", **{**parts, "fold": parts["fold"][:3]})

@@ -10,7 +10,7 @@ import pytest
 from codesearch.config import Settings
 from codesearch.vector.embedding_cache import EmbeddingCache, text_hash
 from codesearch.vector.static_model import StaticEncoder, static_model_path
-from codesearch.vector.static_train import (
+from codesearch_lab.static.train import (
     TeacherPairs,
     _means,
     fold_matrix,

@@ -1,6 +1,6 @@
 """A static model trained with the transformer as teacher (tokenlearn's recipe, our own small loop).
 
-The distilled static model (static_model.py) sees every token alone; here its token table is fitted so that the
+The distilled static model (codesearch/vector/static_model.py) sees every token alone; here its token table is fitted so that the
 (weighted) mean of a chunk's token vectors points where the transformer's vector of the whole chunk points:
 cosine loss against the teacher's vectors of real indexed chunks, a learnt linear map from the table's space to
 the teacher's, and an L2 pull towards the distilled table so tokens seen a few times do not wander. Afterwards
@@ -11,10 +11,12 @@ The teacher pairs come from what an index already holds: a data home's vector ch
 the embedding cache's transformer vectors for them, so training needs no model call beyond those the
 transformer tier made anyway. tokenlearn itself (PyPI 0.2.1) installs without changing versions but brings
 datasets, pandas and pyarrow and trains through model2vec's own distillation, which lost the meaning of
-WordPiece tokens here (static_model.py), so it is not used.
+WordPiece tokens here (codesearch/vector/static_model.py), so it is not used.
 
-    python -m codesearch.vector.static_train --out DIR     # every repository of the configured home
-    python -m codesearch.vector.static_train --home DATA_HOME --repo fastapi --repo cobra ... --validate aeson --out DIR
+    python -m codesearch_lab.static.train --out DIR     # every repository of the configured home
+    python -m codesearch_lab.static.train --home DATA_HOME --repo fastapi --repo cobra ... --validate aeson --out DIR
+
+RECIPES.md has the command that made the shipped delta (codesearch/vector/static_deltas/stdlib.npz).
 
 With no repository named it trains on the user's own indexed code (whatever the transformer tier has embedded),
 so nothing has to ship: `CODESEARCH_STATIC_MODEL=DIR` then makes the static tier answer like its teacher there.
@@ -29,11 +31,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
 from codesearch.config import Settings
 from codesearch.vector import static_delta
 from codesearch.vector.embedding_cache import EmbeddingCache
 from codesearch.vector.static_model import StaticEncoder
+
+from codesearch_lab.static import delta as delta_file
 
 # Training constants: runs validated on the polyglot FIT repository aeson (1,870 chunks), teacher MiniLM-int8.
 LEARNING_RATE = 3e-3  # Adam; not tuned (one setting tried)
@@ -167,11 +170,12 @@ def fold_matrix(proj: np.ndarray) -> np.ndarray:
 def trained_delta(
     base: np.ndarray, table: np.ndarray, proj: np.ndarray, meta: dict
 ) -> static_delta.StaticDelta:
-    """What training changed, as a shippable delta over `base` (static_delta.py): the rows it moved, folded."""
+    """What training changed, as a shippable delta over `base` (codesearch/vector/static_delta.py): the rows it
+    moved, folded."""
     fold = fold_matrix(proj)
     moved = np.flatnonzero(np.any(table != base, axis=1))
     folded = table[moved] @ fold
-    return static_delta.make(base, {int(r): folded[i] for i, r in enumerate(moved)}, fold, meta)
+    return delta_file.make(base, {int(r): folded[i] for i, r in enumerate(moved)}, fold, meta)
 
 
 def _means(table: np.ndarray, ids: list[np.ndarray]) -> np.ndarray:
@@ -201,7 +205,7 @@ class TeacherSource:
 
 
 def add_teacher_arguments(ap: argparse.ArgumentParser) -> None:
-    """The options that say where teacher pairs come from (static_train and query_map fit)."""
+    """The options that say where teacher pairs come from (train and query_map fit)."""
     ap.add_argument(
         "--home", default="", help="data home whose vector leg holds the repositories (default: configured)"
     )
@@ -229,11 +233,20 @@ def teacher_source(
     return TeacherSource(vector_dir, repos, cache, teacher, teacher_id)
 
 
+def base_model_name(name: str) -> str:
+    """The distilled (or plain) model a configured static model name builds on: a delta's base."""
+    parts = static_delta.split_name(name)
+    return parts[0] if parts else name
+
+
 def main(argv: list[str] | None = None) -> int:
     from codesearch.common.models.quiet import quiet_libraries
-    from codesearch.vector.static_model import base_model_name, static_model_path
+    from codesearch.vector.static_model import static_model_path
 
-    ap = argparse.ArgumentParser(description="train a static model with the transformer tier as teacher")
+    ap = argparse.ArgumentParser(
+        prog="python -m codesearch_lab.static.train",
+        description="train a static model with the transformer tier as teacher",
+    )
     add_teacher_arguments(ap)
     ap.add_argument(
         "--validate", action="append", default=[], help="repositories for early stopping (default: a tenth)"
@@ -269,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError, sqlite3.Error) as e:
         print(f"codesearch: {e}", file=sys.stderr)
         return 1
-    # Training starts from the distilled table: a configured delta or blend is left out, so a new delta is over
+    # Training starts from the distilled table: a configured delta is left out, so a new delta is over
     # the base.
     base_name = args.base or base_model_name(settings.static_model)
     with quiet_libraries():  # after the data is there: a wrong home fails at once
@@ -286,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.delta_out:
         meta = {"base": base_name, "teacher": teacher, "chunks": len(fit.texts), "repositories": repos}
         delta = trained_delta(encoder.vectors, table, proj, meta)
-        static_delta.save(delta, Path(args.delta_out))
+        delta_file.save(delta, Path(args.delta_out))
         size = Path(args.delta_out).stat().st_size
         print(f"wrote {args.delta_out}: {len(delta.rows)} of {len(table)} rows trained, {size:,} bytes")
     return 0
