@@ -103,3 +103,24 @@ def test_eval_unknown_repository_is_a_clean_error(
     )
     assert code == 2
     assert "nope" in capsys.readouterr().err
+
+
+@pytest.mark.model
+def test_eval_waits_for_the_vector_leg_to_embed_the_repository(tmp_path: Path, start_server, capsys) -> None:
+    """A query set run right after indexing: the vector leg may still be embedding, and figures over part of
+    the code would read as a worse model. The run waits until nothing is pending, then every answer is whole."""
+    root = write_repo(tmp_path / "repo")
+    settings = Settings.from_env(
+        {"CODESEARCH_HOME": str(tmp_path / "home"), "CODESEARCH_VECTOR_TIERS": "static"}
+    )
+    server = start_server(server_mod.registrars(settings, ("keyword", "vector", "graph", "orchestrator")))
+    stub = search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(server.address))
+    list(stub.IndexRepository(search_pb2.IndexRepositoryRequest(path=str(root), name="tiny")))
+    queries, _ = mine_queries(root, seed=1, per_class=3)
+    qfile = tmp_path / "q.jsonl"
+    write_queries(qfile, queries)
+    args = [str(qfile), "--address", server.address, "--repo", "tiny", "--modes", "semantic"]
+    assert eval_main([*args, "--out", str(tmp_path / "out")]) == 0
+    assert "embeddings complete" in capsys.readouterr().err
+    status = stub.GetStatus(search_pb2.GetStatusRequest())
+    assert [r.embeddings_pending for r in status.repositories if r.name == "tiny"] == [0]

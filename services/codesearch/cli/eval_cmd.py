@@ -35,7 +35,13 @@ from codesearch.eval.harness import (
 )
 from codesearch.eval.metrics import summarize
 from codesearch.eval.polyglot import PolyQuery
-from codesearch.eval.polyglot_run import dump_legs, vector_available, write_jsonl
+from codesearch.eval.polyglot_run import (
+    IndexFailed,
+    dump_legs,
+    vector_available,
+    wait_for_embeddings,
+    write_jsonl,
+)
 from codesearch.eval.report import format_overview, format_table, load_summary, make_summary
 from codesearch.eval.runfile import (
     RunRecord,
@@ -205,6 +211,15 @@ def run_eval(args: argparse.Namespace) -> int:
             try:
                 check_repository(channel, args.repo)
             except RepositoryNotFound as e:
+                return _err(str(e))
+            except grpc.RpcError as e:
+                return _err(f"server at {address} unusable: {e.code().name}: {e.details()}")
+            stub = search_pb2_grpc.SearchServiceStub(channel)
+            try:  # a vector leg still embedding answers over part of the code: figures of a half-built index
+                if vector_available(stub):
+                    waited = wait_for_embeddings(stub, [args.repo], lambda line: print(line, file=sys.stderr))
+                    print(f"  embeddings complete (waited {waited:.0f}s)", file=sys.stderr)
+            except IndexFailed as e:
                 return _err(str(e))
             except grpc.RpcError as e:
                 return _err(f"server at {address} unusable: {e.code().name}: {e.details()}")
