@@ -24,7 +24,7 @@ from codesearch.config import DEFAULT_STATIC_QUERY_WEIGHT, Settings
 from codesearch.orchestrator.plan import LEG_DEPTH  # the candidates `semantic` mode re-scores
 from codesearch.vector import tiers
 from codesearch.vector.doc_text import doc_text
-from codesearch.vector.embedder import Embedder
+from codesearch.vector.embedder import STATIC_BACKEND, Embedder
 from codesearch.vector.late_interaction import texts_f1, token_f1
 from codesearch.vector.query_boost import QueryBooster
 from codesearch.vector.tier_index import HNSW_EXPANSION_ADD, STATIC_EXPANSION_ADD, Index, new_index
@@ -54,6 +54,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--static-chunks", type=int, default=4000)
     ap.add_argument("--transformer-chunks", type=int, default=300)
+    ap.add_argument(
+        "--other-static",
+        default="",
+        help="another static model (e.g. all-MiniLM-L6-v2+code) timed on the same chunks, as a ratio to the configured one",
+    )
     args = ap.parse_args(argv)
     settings = Settings.from_env()
     texts = corpus_texts(max(args.static_chunks, args.transformer_chunks), args.corpus)
@@ -97,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     if tiers.STATIC in rates and tiers.TRANSFORMER in rates:
         print(f"static / transformer chunks/s: {rates[tiers.STATIC] / rates[tiers.TRANSFORMER]:.0f}x")
         boosted_query(settings, query_p50[tiers.STATIC])
+    if args.other_static and tiers.STATIC in rates:
+        other_static(settings, args.other_static, texts[: args.static_chunks], rates[tiers.STATIC])
     if tiers.STATIC in measured:
         search, cold, warm = late_cost
         print(
@@ -105,6 +112,23 @@ def main(argv: list[str] | None = None) -> int:
             f"({warm / search:.1f}x)"
         )
     return 0
+
+
+def other_static(settings: Settings, name: str, texts: list[str], configured_rate: float) -> None:
+    """Chunks/s and query p50 of another static model on the same chunks, beside the configured one's."""
+    emb = Embedder(name, STATIC_BACKEND, model_cache=settings.model_cache)
+    if not emb.load():
+        print(f"static {name}: unavailable: {emb.unavailable_reason[:160]}")
+        return
+    emb.encode_documents(texts[:WARMUP_TEXTS])
+    t0 = time.perf_counter()
+    emb.encode_documents(texts)
+    rate = len(texts) / (time.perf_counter() - t0)
+    p50 = float(np.percentile(query_latencies(emb.encode_query, f"other {name}"), 50))
+    print(
+        f"static {emb.model_id}: {len(texts)} chunks, {rate:,.0f} chunks/s "
+        f"({rate / configured_rate:.2f}x the configured static model), query p50 {p50:.3f} ms"
+    )
 
 
 def late_interaction_cost(emb: Embedder, index: Index, texts: list[str]) -> tuple[float, float, float]:

@@ -5,6 +5,12 @@ cache.
 
     python -m codesearch_lab.static.query_map fit --home DATA_HOME --repo cpython-lib --repo aeson ... --out FILE
 
+`fit-pairs` fits the same map on the descriptions of mined pairs (codesearch_lab/mining) instead: short
+natural-language texts like the questions it serves, embedded by the transformer on the spot, so it needs no
+data home and no cached teacher vectors (a model trained on those pairs, contrastive.py, has no index to read):
+
+    python -m codesearch_lab.static.query_map fit-pairs --shards SHARDS --static all-MiniLM-L6-v2+code --out FILE
+
 RECIPES.md has the command that made the shipped map (codesearch/vector/query_maps/all-MiniLM-L6-v2+stdlib.npz).
 """
 
@@ -58,8 +64,13 @@ def main(argv: list[str] | None = None) -> int:
     from codesearch_lab.static import train as static_train
 
     args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["fit-pairs"]:
+        return fit_pairs(args[1:])
     if args[:1] != ["fit"]:
-        print("usage: python -m codesearch_lab.static.query_map fit [options]  (fit --help)", file=sys.stderr)
+        print(
+            "usage: python -m codesearch_lab.static.query_map fit|fit-pairs [options]  (fit --help)",
+            file=sys.stderr,
+        )
         return 2
     ap = argparse.ArgumentParser(
         prog="python -m codesearch_lab.static.query_map fit",
@@ -90,6 +101,63 @@ def main(argv: list[str] | None = None) -> int:
     save(qmap, Path(opts.out))
     size = Path(opts.out).stat().st_size
     print(f"wrote {opts.out}: {len(pairs.texts)} chunks of {len(source.repos)} repositories, {size:,} bytes")
+    return 0
+
+
+PAIRS_SAMPLE = (
+    20_000  # descriptions embedded by the transformer (~3 min on 2 cores); 52 per unknown of a column
+)
+
+
+def fit_pairs(argv: list[str]) -> int:
+    """`fit-pairs`: the map fitted on a seeded sample of mined descriptions (never the held-out packages)."""
+    import random
+
+    from codesearch.common.models.quiet import quiet_libraries
+    from codesearch.config import Settings
+    from codesearch.vector.embedder import Embedder
+    from codesearch.vector.static_model import load_static_encoder, static_model_id
+
+    from codesearch_lab.static import contrastive
+
+    ap = argparse.ArgumentParser(
+        prog="python -m codesearch_lab.static.query_map fit-pairs",
+        description="fit the static tier's query map on the descriptions of mined pairs",
+    )
+    ap.add_argument("--shards", type=Path, required=True, help="a mining run's shards folder")
+    ap.add_argument("--sample", type=int, default=PAIRS_SAMPLE)
+    ap.add_argument("--max-shards", type=int, default=0, help="read the first this many shards (0: all)")
+    ap.add_argument("--static", default="", help="the static model (default: the configured one)")
+    ap.add_argument("--out", type=Path, required=True, help="the map file to write (.npz)")
+    opts = ap.parse_args(argv)
+    settings = Settings.from_env()
+    try:
+        pairs, shards = contrastive.read_shards(opts.shards.expanduser(), max_shards=opts.max_shards)
+    except (OSError, ValueError) as e:
+        print(f"codesearch: {e}", file=sys.stderr)
+        return 1
+    rows = [i for i in range(len(pairs.descriptions)) if not contrastive.held_out(pairs.packages[i])]
+    rows = sorted(random.Random(contrastive.SEED).sample(rows, min(opts.sample, len(rows))))
+    texts = [pairs.descriptions[i] for i in rows]
+    static_name = opts.static or settings.static_model
+    teacher = Embedder(settings.embed_model, settings.embed_backend, model_cache=settings.model_cache)
+    with quiet_libraries():
+        encoder = load_static_encoder(static_name, settings.model_cache)
+        if not teacher.load():
+            print(f"codesearch: {teacher.unavailable_reason}", file=sys.stderr)
+            return 1
+    meta = {
+        "teacher": settings.embed_model,
+        "teacher_id": teacher.model_id,
+        "static": static_name,
+        "static_id": static_model_id(static_name),
+        "descriptions": len(texts),
+        "shards": shards,
+        "seed": contrastive.SEED,
+    }
+    qmap = make(teacher.encode_documents(texts), encoder.encode(texts), encoder.vectors, meta)
+    save(qmap, opts.out)
+    print(f"wrote {opts.out}: {len(texts)} descriptions, {opts.out.stat().st_size:,} bytes")
     return 0
 
 
