@@ -127,7 +127,7 @@ def test_held_out_and_polyglot_projects_are_refused_by_name_and_by_url(tmp_path:
     assert [r["name"] for r in out.ok] == ["fine"]
 
 
-def test_the_shipped_manifest_names_no_excluded_project_and_pins_everything() -> None:
+def test_the_shipped_manifest_names_no_excluded_project_and_pins_everything(shared_eval: Path) -> None:
     manifest = fetch.load_manifest()
     refuse = excluded.load()
     projects = manifest["projects"]

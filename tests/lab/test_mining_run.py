@@ -105,7 +105,7 @@ def test_excluded_and_blind_set_names_are_refused(tmp_path: Path) -> None:
     assert base.reason("rich") is None  # only with_blind_set adds the blind set
 
 
-def test_the_real_lists_refuse_held_out_and_blind_projects() -> None:
+def test_the_real_lists_refuse_held_out_and_blind_projects(shared_eval: Path) -> None:
     refuse = excluded.load_all()
     assert (
         refuse.reason("flask")

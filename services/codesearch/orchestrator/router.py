@@ -17,7 +17,7 @@ from codesearch.v1 import search_pb2
 # "where is X defined" (0.95) still goes straight to the definition, but a bare snake_case/CamelCase name (0.80)
 # asks keyword, definitions and callers and is ranked by ranking/signals.py: its labelled answers are the
 # definition AND the files that use, extend and implement it. Polyglot fit symbol NDCG@10 (run through the server,
-# keyword + graph legs): 0.80 -> 0.85 in notes/15.md; the stdlib definition class stays at MRR@10 1.000.
+# keyword + graph legs): 0.80 -> 0.85 (services/RESULTS.md); the stdlib definition class stays at MRR@10 1.000.
 DIRECT_CONFIDENCE = 0.85
 
 MODALITIES = ("semantic", "text", "structural", "graph")

@@ -10,7 +10,7 @@ from codesearch.v1 import common_pb2, search_pb2
 
 # Answers ranked by ranking/signals.py get one of two logistic models over FEATURES, "the top hit is right" (hit@1),
 # both refit with eval/confidence_fit.py (deleted on issue 46; `git show bee4610:services/codesearch/eval/confidence_fit.py`; sklearn LogisticRegression, C=1) over the offline ranking of the legs
-# with the static vector tier (notes/15.md).
+# with the static vector tier (services/RESULTS.md, "What each ranking signal buys").
 # Names (INTENT_FIND_DEFINITION): fitted on the polyglot FIT repositories and the stdlib sets' tune halves, features
 # chosen by forward selection on 5-fold cross-validation (CV 0.885); nearly always right (1 wrong of 34 fit
 # answers), so it is kept as fitted. vector_rank came after it: weight 0.

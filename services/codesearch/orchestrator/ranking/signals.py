@@ -7,7 +7,8 @@ over dumped leg lists (eval/offline.py). Additive boosts are in units of the lis
 mean the same whatever the fusion's scale; penalties multiply.
 
 Constants were chosen on the polyglot set's FIT repositories only (eval/polyglot.py FIT_REPOS), keyword +
-graph legs, NDCG@10 macro; the figures beside them are fit-half measurements (held-out in notes/15.md).
+graph legs, NDCG@10 macro; the figures beside them are fit-half measurements (held-out in services/RESULTS.md,
+"What each ranking signal buys").
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from codesearch.v1 import common_pb2, search_pb2
 class Params:
     """Every ranking constant, named. Figures: polyglot FIT repositories, NDCG@10 macro, keyword + graph legs,
     the shipped recipe (fit 0.850, held-out 0.832) against the same without the signal (eval/offline.py --ablate,
-    notes/15.md). Where a value was chosen among several, the others' fit figures are given too."""
+    services/RESULTS.md). Where a value was chosen among several, the others' fit figures are given too."""
 
     # A chunk defining the queried name gains 1x the best fused score: the definition goes first. With the
     # definition leg already in the fusion semble's 3x was neutral (fit 0.828 with it, 0.830 without); 1x: fit
