@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from codesearch.eval.offline import QueryLegs, Variant, rank_one
+import json
+from pathlib import Path
+
+from codesearch.eval.offline import QueryLegs, Variant, rank_one, run_file_name, write_runs
+from codesearch.eval.polyglot import read_run
 from codesearch.v1 import common_pb2
 
 
@@ -49,3 +53,18 @@ def test_a_name_is_replayed_with_the_centrality_boost() -> None:
     assert rank_one(plain, routed)[0].hit.location.path == "a.py"
     central = QueryLegs("q", "Thing", [first, hub], [], [], [], centrality={("b.py", 1, 9): 50.0})
     assert rank_one(central, routed)[0].hit.location.path == "b.py"  # the hub rises, as search.py ranks it
+
+
+def test_each_variant_is_written_as_a_run_file_the_scorer_reads(tmp_path: Path) -> None:
+    routed = Variant("routed", routed=True, k=40.0)
+    ablation = Variant("-vector", weights={"keyword": 1.0}, params=None)
+    qs = [legs("close every idle pooled connection", "def shutdown(self): ...")]
+    write_runs(tmp_path, qs, [routed, ablation])
+    assert run_file_name("-vector") == "run-no-vector.jsonl"  # not read as an option by --paired
+    written = {p.name: read_run(p) for p in tmp_path.iterdir()}
+    assert set(written) == {"run-routed.jsonl", "run-no-vector.jsonl"}
+    assert [r["path"] for r in written["run-routed.jsonl"]["q"]["results"]] == [
+        f.hit.location.path for f in rank_one(qs[0], routed)[:10]
+    ]
+    assert all(not r["path"].startswith("near") for r in written["run-no-vector.jsonl"]["q"]["results"])
+    assert json.loads((tmp_path / "run-routed.jsonl").read_text().splitlines()[0])["query_id"] == "q"

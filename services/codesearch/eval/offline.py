@@ -6,6 +6,10 @@ query, the fallback of a direct plan), fusion and ranking recipe (orchestrator/r
 the recipe's constants is scored over the 417 queries in seconds without asking the server again:
 
   python -m codesearch.eval.offline legs.jsonl --polyglot ../shared/eval/polyglot [--variants NAME ...]
+
+With `--runs-out DIR` each variant's answers are also written as a run file (`run-NAME.jsonl`, a leading `-` of an
+ablation's name written `no`), so `codesearch eval --polyglot ... --score DIR/run-routed.jsonl
+DIR/run-no-definition.jsonl --paired routed no-definition` gives its paired, cross-validated difference.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from typing import Any
 
 from google.protobuf.json_format import ParseDict
 
-from codesearch.eval.polyglot import CATEGORIES, PolyglotSet, load_set, summarize
+from codesearch.eval.polyglot import CATEGORIES, PolyglotSet, load_set, merge_sets, summarize
 from codesearch.orchestrator.fanout import reference_hit, symbol_hit
 from codesearch.orchestrator.plan import LEG_SERVICE, LegPlan, Plan, Scope, keyword_path_weight, plan_search
 from codesearch.orchestrator.query import SPECIFIC_WORDS, Query
@@ -280,12 +284,18 @@ def ablations(base: Variant) -> list[Variant]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("legs", help="legs.jsonl from codesearch eval --polyglot --dump-legs")
-    ap.add_argument("--polyglot", required=True, help="the polyglot folder")
+    ap.add_argument(
+        "--polyglot",
+        action="append",
+        required=True,
+        help="a polyglot-format set folder (repeat to merge sets)",
+    )
     ap.add_argument(
         "--ablate", action="store_true", help="remove one signal at a time from the shipped recipe"
     )
+    ap.add_argument("--runs-out", type=Path, default=None, help="also write each variant's run file here")
     args = ap.parse_args(argv)
-    pset = load_set(args.polyglot)
+    pset = merge_sets([load_set(folder) for folder in args.polyglot])
     qs = load_legs(args.legs)
     variants = [
         Variant("bm25", params=None),
@@ -301,7 +311,23 @@ def main(argv: list[str] | None = None) -> int:
     if args.ablate:
         variants = ablations(variants[2])  # the routed recipe: what the server does
     print(format_scores(score_variants(pset, qs, variants)))
+    if args.runs_out:
+        write_runs(args.runs_out, qs, variants)
     return 0
+
+
+def run_file_name(variant: str) -> str:
+    """`run-NAME.jsonl`; an ablation's leading `-` becomes `no` so the name is not read as an option."""
+    return f"run-{'no' + variant if variant.startswith('-') else variant}.jsonl"
+
+
+def write_runs(folder: Path, qs: Sequence[QueryLegs], variants: Sequence[Variant]) -> None:
+    """Each variant's answers as a run file in score.py's format (query_id, results)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for v in variants:
+        with open(folder / run_file_name(v.name), "w", encoding="utf-8") as fh:
+            for qid, answer in run_variant(qs, v).items():
+                fh.write(json.dumps({"query_id": qid, **answer}) + "\n")
 
 
 if __name__ == "__main__":
