@@ -1,7 +1,7 @@
 """Generates the protobuf and gRPC Python code for proto/codesearch/v1 into services/codesearch/v1.
 
 Run `python -m codesearch.tools.gen_proto` from the repository root after changing a .proto file;
-tests/test_proto_fresh.py fails while the committed code is stale.
+tests/tools/test_proto_fresh.py fails while the committed code is stale.
 """
 
 from __future__ import annotations
