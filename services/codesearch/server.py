@@ -18,7 +18,7 @@ import grpc
 from codesearch.common import security
 from codesearch.common.admission import LegAdmission
 from codesearch.common.aio_thread import Registrar
-from codesearch.common.grpc_util import DecodeGuard, add_health_and_reflection, set_serving
+from codesearch.common.grpc_util import AioHealthServicer, DecodeGuard, add_health_and_reflection, set_serving
 from codesearch.common.lifecycle import run_shutdown
 from codesearch.common.local_rpc import serve_locally
 from codesearch.common.metrics import setup_metrics
@@ -54,7 +54,9 @@ def _register_leg(name: str, server: grpc.aio.Server, settings: Settings, hosted
     return list(module.register(server, settings))
 
 
-async def _wire_leg_health(server: grpc.aio.Server, health: object, services: tuple[str, ...]) -> None:
+async def _wire_leg_health(
+    server: grpc.aio.Server, health: AioHealthServicer, services: tuple[str, ...]
+) -> None:
     """A leg whose model is missing or still loading reports NOT_SERVING for its own service name."""
     if "rerank" in services:
         from codesearch.rerank.service import wire_health

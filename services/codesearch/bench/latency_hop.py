@@ -120,7 +120,7 @@ def run(home: Path, corpus: Path, queries: list[str], rounds: int) -> str:
         assert server.grpc_server is not None
         served = local_services(server.grpc_server)
         assert served is not None  # ThreadedServer records what it hosts
-        ways: dict[str, Way] = server.run(_measure(server.address, served, settings, queries, rounds))  # type: ignore[assignment]
+        ways: dict[str, Way] = server.run(_measure(server.address, served, settings, queries, rounds))
     finally:
         server.stop()
     return report(ways)

@@ -51,9 +51,9 @@ def units_of(rel: str, corpus: Path) -> list[tuple[int, int, list[str], str, str
     lines = src.splitlines()
     out: list[tuple[int, int, list[str], str, str]] = []
 
-    def add(node: ast.AST, crumbs: list[str]) -> None:
-        start = min([d.lineno for d in getattr(node, "decorator_list", [])] + [node.lineno])  # type: ignore[attr-defined]
-        end = node.end_lineno or node.lineno  # type: ignore[attr-defined]
+    def add(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, crumbs: list[str]) -> None:
+        start = min([d.lineno for d in node.decorator_list] + [node.lineno])
+        end = node.end_lineno or node.lineno
         out.append((start, end, crumbs, crumbs[-1], "\n".join(lines[start - 1 : end])))
 
     try:
@@ -78,8 +78,9 @@ def units_of(rel: str, corpus: Path) -> list[tuple[int, int, list[str], str, str
 
 def load_score_module(eval_dir: Path):
     spec = importlib.util.spec_from_file_location("eval_score", eval_dir / "score.py")
-    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    assert spec is not None and spec.loader is not None  # a path ending in .py always has a spec and a loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
     return mod
 
 

@@ -6,7 +6,8 @@ import asyncio
 import concurrent.futures
 import inspect
 import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import Any, TypeVar
 
 import grpc
 
@@ -16,6 +17,8 @@ from codesearch.common.lifecycle import run_shutdown
 from codesearch.common.local_rpc import serve_locally
 from codesearch.common.telemetry import server_interceptors
 from codesearch.config import MAX_MESSAGE_BYTES
+
+T = TypeVar("T")
 
 # A registrar adds services to a server; one that takes two arguments also gets the server's bound address.
 Registrar = Callable[..., Awaitable[object] | object]
@@ -75,13 +78,13 @@ class ThreadedServer:
         """The running server (None before start and after stop)."""
         return self._server
 
-    def submit(self, coro: Awaitable[object]) -> concurrent.futures.Future[object]:
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         """Starts a coroutine on the server's loop without waiting for it."""
-        return asyncio.run_coroutine_threadsafe(coro, self._loop)  # type: ignore[arg-type]
+        return asyncio.run_coroutine_threadsafe(coro, self._loop)
 
-    def run(self, coro: Awaitable[object], timeout: float = 600) -> object:
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float = 600) -> T:
         """Runs a coroutine on the server's loop (for setup that must happen there)."""
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=timeout)  # type: ignore[arg-type]
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=timeout)
 
     def stop(self) -> None:
         """Stops the server and its loop; a second call does nothing."""

@@ -6,7 +6,7 @@ import functools
 import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from typing import Any, TypeVar
+from typing import Any, NoReturn, Protocol, TypeVar
 
 import grpc
 from google.protobuf import any_pb2
@@ -19,7 +19,9 @@ from codesearch.common import reflection
 from codesearch.common.errors import ServiceError
 
 log = logging.getLogger(__name__)
-F = TypeVar("F", bound=Callable[..., Any])
+S = TypeVar("S")  # the servicer
+Req = TypeVar("Req")  # the request message, or an iterator of them for a client stream
+R = TypeVar("R")  # the response message
 # Status messages are cut to this: a message echoing a 10,000-character name went past gRPC's metadata limit
 # (8 KiB) and reached the client as RESOURCE_EXHAUSTED instead of its own status.
 MAX_STATUS_MESSAGE_CHARS = 1000
@@ -43,7 +45,7 @@ def status_details(code: grpc.StatusCode, message: str, details: Iterable[Messag
     return rpc_status.to_status(status).trailing_metadata
 
 
-async def abort(context: grpc.aio.ServicerContext, e: ServiceError) -> None:
+async def abort(context: grpc.aio.ServicerContext, e: ServiceError) -> NoReturn:
     """Ends the call with `e`'s status; its details, if any, as rich status details."""
     message = _message(e.message)
     if not e.details:
@@ -51,14 +53,16 @@ async def abort(context: grpc.aio.ServicerContext, e: ServiceError) -> None:
     await context.abort(e.code, message, trailing_metadata=status_details(e.code, message, e.details))
 
 
-def rpc(method: F) -> F:
+def rpc(
+    method: Callable[[S, Req, grpc.aio.ServicerContext], Awaitable[R]],
+) -> Callable[[S, Req, grpc.aio.ServicerContext], Awaitable[R]]:
     """Wraps an async unary or client-streaming servicer method: ServiceError -> its status, else INTERNAL.
 
     For server-streaming (async generator) methods use `rpc_stream`.
     """
 
     @functools.wraps(method)
-    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:
+    async def wrapper(self: S, request: Req, context: grpc.aio.ServicerContext) -> R:
         try:
             return await method(self, request, context)
         except ServiceError as e:
@@ -69,15 +73,17 @@ def rpc(method: F) -> F:
             log.exception("%s failed", method.__qualname__)
             await context.abort(grpc.StatusCode.INTERNAL, _message(f"{type(e).__name__}: {e}"))
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
-def rpc_stream(method: F) -> F:
+def rpc_stream(
+    method: Callable[[S, Req, grpc.aio.ServicerContext], AsyncIterator[R]],
+) -> Callable[[S, Req, grpc.aio.ServicerContext], AsyncIterator[R]]:
     """Like `rpc`, for async-generator (server-streaming) methods."""
     assert inspect.isasyncgenfunction(method)
 
     @functools.wraps(method)
-    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:
+    async def wrapper(self: S, request: Req, context: grpc.aio.ServicerContext) -> AsyncIterator[R]:
         try:
             async for item in method(self, request, context):
                 yield item
@@ -89,12 +95,18 @@ def rpc_stream(method: F) -> F:
             log.exception("%s failed", method.__qualname__)
             await context.abort(grpc.StatusCode.INTERNAL, _message(f"{type(e).__name__}: {e}"))
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
+
+
+class AioHealthServicer(Protocol):
+    """What is used here of grpc_health's asyncio HealthServicer (`health.aio`, which grpc-stubs 1.53 lacks)."""
+
+    async def set(self, service: str, status: int) -> None: ...  # status: a HealthCheckResponse.ServingStatus
 
 
 def add_health_and_reflection(
     server: grpc.aio.Server, service_full_names: Iterable[str]
-) -> health.aio.HealthServicer:  # type: ignore[name-defined]  # grpc-stubs 1.53 lacks health.aio
+) -> AioHealthServicer:
     """Registers grpc.health.v1 (overall and per service, all SERVING) and server reflection."""
     names = list(service_full_names)
     health_servicer = health.aio.HealthServicer()  # type: ignore[attr-defined]  # grpc-stubs 1.53 lacks health.aio
@@ -104,7 +116,7 @@ def add_health_and_reflection(
 
 
 async def set_serving(
-    health_servicer: health.aio.HealthServicer,  # type: ignore[name-defined]  # grpc-stubs 1.53 lacks health.aio
+    health_servicer: AioHealthServicer,
     names: Iterable[str],
     serving: bool,
 ) -> None:

@@ -16,7 +16,7 @@ import collections
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, Protocol, cast
 
 import grpc
 
@@ -68,6 +68,7 @@ class LocalContext:
 
 
 Interceptors = Sequence[grpc.aio.ServerInterceptor]
+_Continuation = Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]]
 
 
 class LocalServices:
@@ -91,7 +92,8 @@ class LocalServices:
         async def continuation(d: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler | None:
             return await self._handler(d, i + 1)
 
-        return await self.interceptors[i].intercept_service(continuation, details)  # type: ignore[arg-type]
+        # grpc-stubs 1.53 types the handler a continuation gives as never None; gRPC gives None for an unknown method.
+        return await self.interceptors[i].intercept_service(cast(_Continuation, continuation), details)
 
     async def call(
         self,
@@ -180,16 +182,23 @@ class LocalChannel:
 _SERVED: weakref.WeakKeyDictionary[grpc.aio.Server, LocalServices] = weakref.WeakKeyDictionary()
 
 
+class _RegisteringServer(Protocol):
+    """A grpc.aio.Server as gRPC 1.85 has it: the generated add_*_to_server functions call this method."""
+
+    add_registered_method_handlers: Callable[[str, dict[str, grpc.RpcMethodHandler]], None]
+
+
 def serve_locally(server: grpc.aio.Server, interceptors: Interceptors, max_message_bytes: int) -> None:
     """Records, from now on, the unary handlers of every service added to `server`, for `local_services`."""
     services = LocalServices([i for i in interceptors if not _traces(i)], max_message_bytes)
-    add = server.add_registered_method_handlers  # type: ignore[attr-defined]  # grpc-stubs 1.53 lacks it
+    registering = cast(_RegisteringServer, server)  # grpc-stubs 1.53 lacks add_registered_method_handlers
+    add = registering.add_registered_method_handlers
 
     def add_and_record(service: str, handlers: dict[str, grpc.RpcMethodHandler]) -> None:
         services.record(service, handlers)
         add(service, handlers)
 
-    server.add_registered_method_handlers = add_and_record  # type: ignore[attr-defined]
+    registering.add_registered_method_handlers = add_and_record
     _SERVED[server] = services
 
 

@@ -24,6 +24,8 @@ MIN_MESSAGE_CHARS = 12  # short messages ("bad value") are not what people paste
 MIN_SENTENCE_WORDS = 5  # fewer words say too little to find a definition by meaning
 MAX_SENTENCE_WORDS = 40  # longer first "sentences" are usually unpunctuated paragraphs
 
+_Def = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef  # what `_scan` records as a definition
+
 
 def _occurs_once(corpus: str, text: str) -> bool:
     return corpus.count(text) == 1
@@ -82,7 +84,7 @@ class PythonAstMiner:
 
     def mine(self, root: Path, rel_paths: Sequence[str]) -> dict[str, list[Candidate]]:
         files = self._parse(root, [p for p in rel_paths if self.handles(p)])
-        defs: dict[str, list[tuple[str, ast.AST, str]]] = defaultdict(list)
+        defs: dict[str, list[tuple[str, _Def, str]]] = defaultdict(list)
         calls: dict[str, list[tuple[str, int]]] = defaultdict(list)
         raises: list[tuple[str, int, int, str, str]] = []
         for f in files:
@@ -99,7 +101,7 @@ class PythonAstMiner:
     @staticmethod
     def _scan(
         f: _PyFile,
-        defs: dict[str, list[tuple[str, ast.AST, str]]],
+        defs: dict[str, list[tuple[str, _Def, str]]],
         calls: dict[str, list[tuple[str, int]]],
         raises: list[tuple[str, int, int, str, str]],
     ) -> None:
@@ -128,7 +130,7 @@ class PythonAstMiner:
                 stack.append((child, node))
 
     @staticmethod
-    def _unique_defs(defs: dict[str, list[tuple[str, ast.AST, str]]]) -> dict[str, tuple[str, ast.AST, str]]:
+    def _unique_defs(defs: dict[str, list[tuple[str, _Def, str]]]) -> dict[str, tuple[str, _Def, str]]:
         return {
             name: sites[0]
             for name, sites in defs.items()
@@ -137,23 +139,23 @@ class PythonAstMiner:
             and not (name.startswith("__") and name.endswith("__"))
         }
 
-    def _definitions(self, defs: dict[str, list[tuple[str, ast.AST, str]]]) -> list[Candidate]:
+    def _definitions(self, defs: dict[str, list[tuple[str, _Def, str]]]) -> list[Candidate]:
         out = []
         for name, (path, node, kind) in self._unique_defs(defs).items():
-            line = node.lineno  # type: ignore[attr-defined]
+            line = node.lineno
             out.append(
                 Candidate(
                     "definition",
                     (path, line, name),
                     [("bare", name), ("phrased", f"where is {name} defined")],
                     [{"path": path, "line": line, "end_line": line}],
-                    {"symbol": name, "kind": kind, "def_span": [line, node.end_lineno]},  # type: ignore[attr-defined]
+                    {"symbol": name, "kind": kind, "def_span": [line, node.end_lineno]},
                 )
             )
         return out
 
     def _references(
-        self, defs: dict[str, list[tuple[str, ast.AST, str]]], calls: dict[str, list[tuple[str, int]]]
+        self, defs: dict[str, list[tuple[str, _Def, str]]], calls: dict[str, list[tuple[str, int]]]
     ) -> list[Candidate]:
         out = []
         for name, (path, node, kind) in self._unique_defs(defs).items():
@@ -163,13 +165,13 @@ class PythonAstMiner:
             out.append(
                 Candidate(
                     "references",
-                    (path, node.lineno, name),  # type: ignore[attr-defined]
+                    (path, node.lineno, name),
                     [("who_calls", f"who calls {name}"), ("usages_of", f"usages of {name}")],
                     [{"path": p, "line": ln, "end_line": ln} for p, ln in sites],
                     {
                         "symbol": name,
                         "kind": kind,
-                        "definition": {"path": path, "line": node.lineno},  # type: ignore[attr-defined]
+                        "definition": {"path": path, "line": node.lineno},
                         "n_call_sites": len(sites),
                         "n_files": len({p for p, _ in sites}),
                         "caveat": "call sites by name match of Name/Attribute calls; callbacks passed by reference not counted",
@@ -208,13 +210,13 @@ class PythonAstMiner:
             )
         return out
 
-    def _concepts(self, defs: dict[str, list[tuple[str, ast.AST, str]]]) -> list[Candidate]:
+    def _concepts(self, defs: dict[str, list[tuple[str, _Def, str]]]) -> list[Candidate]:
         found = []
         for name, sites in defs.items():
             if name.startswith("__") and name.endswith("__"):
                 continue
             for path, node, kind in sites:
-                doc = ast.get_docstring(node)  # type: ignore[arg-type]
+                doc = ast.get_docstring(node)
                 if not doc:
                     continue
                 sentence = first_sentence(doc)
@@ -232,9 +234,8 @@ class PythonAstMiner:
             if counts[sentence] != 1 or hard_counts[hard] != 1 or len(hard.split()) < MIN_SENTENCE_WORDS - 1:
                 continue
             # The span starts at the first decorator: decorators are part of the definition.
-            decorators = getattr(node, "decorator_list", [])
-            line = min([node.lineno, *(d.lineno for d in decorators)])  # type: ignore[attr-defined]
-            end = node.end_lineno  # type: ignore[attr-defined]
+            line = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            end = node.end_lineno
             out.append(
                 Candidate(
                     "concept",
@@ -273,11 +274,13 @@ class PythonAstMiner:
                     else:
                         base = node.module or ""
                     targets = [base] + [f"{base}.{a.name}" if base else a.name for a in node.names]
+                else:
+                    continue
                 for t in targets:
                     if t in modules and modules[t] != f.path:
                         prev = importers[t].get(f.path)
-                        if prev is None or node.lineno < prev:  # type: ignore[attr-defined]
-                            importers[t][f.path] = node.lineno  # type: ignore[attr-defined]
+                        if prev is None or node.lineno < prev:
+                            importers[t][f.path] = node.lineno
         out = []
         for mod, by_path in importers.items():
             if not MIN_IMPORTERS <= len(by_path) <= MAX_IMPORTERS:

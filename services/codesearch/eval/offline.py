@@ -64,7 +64,7 @@ def _hit(d: Mapping[str, Any]) -> common_pb2.Hit:
     return ParseDict(dict(d), common_pb2.Hit(), ignore_unknown_fields=True)
 
 
-def _definition_hit(d: Mapping[str, Any], leg: int, rank: int) -> common_pb2.Hit:
+def _definition_hit(d: Mapping[str, Any], leg: common_pb2.Leg, rank: int) -> common_pb2.Hit:
     return symbol_hit(ParseDict(dict(d), graph_pb2.Symbol(), ignore_unknown_fields=True), leg, rank)
 
 

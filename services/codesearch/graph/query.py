@@ -7,7 +7,7 @@ import sqlite3
 import threading
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from codesearch.v1 import common_pb2, graph_pb2
 
@@ -60,9 +60,10 @@ def kind_name(kind: int) -> str:
     return R.SymbolKind.Name(kind).removeprefix("SYMBOL_KIND_").lower() if kind else ""
 
 
-def kind_enum(kind: str) -> int:
+def kind_enum(kind: str) -> R.SymbolKind:
     try:
-        return R.SymbolKind.Value("SYMBOL_KIND_" + kind.upper())
+        # types-protobuf's EnumTypeWrapper.Value returns int; the value is one of SymbolKind's.
+        return cast(R.SymbolKind, R.SymbolKind.Value("SYMBOL_KIND_" + kind.upper()))
     except ValueError:
         return R.SYMBOL_KIND_UNSPECIFIED
 
@@ -83,7 +84,7 @@ class GraphReader:
         return graph_pb2.Symbol(
             name=d.name,
             qualified_name=d.qname,
-            kind=kind_enum(d.kind),  # type: ignore[arg-type]
+            kind=kind_enum(d.kind),
             location=common_pb2.Location(
                 repository=self.repository, path=d.path, start_line=d.start_line, end_line=d.end_line
             ),
@@ -100,7 +101,7 @@ class GraphReader:
     # --- name lookup ----------------------------------------------------------------------------------------
     def lookup(
         self, name: str, kind: str = "", language: str = "", fuzzy: bool = True
-    ) -> tuple[int, list[DefRow]]:
+    ) -> tuple[R.Resolution, list[DefRow]]:
         """(Resolution, definitions best first). Qualified names ("A.f", "A::f", "pkg.A.f") match by suffix."""
         name = name.strip().replace("::", ".").replace("#", ".").replace("->", ".")
         short = name.rsplit(".", 1)[-1]
@@ -156,7 +157,7 @@ class GraphReader:
     # --- references and callees -----------------------------------------------------------------------------
     def references(
         self, name: str, limit: int
-    ) -> tuple[int, list[DefRow], list[tuple[float, graph_pb2.Reference]]]:
+    ) -> tuple[R.Resolution, list[DefRow], list[tuple[float, graph_pb2.Reference]]]:
         """Call sites of a name: (resolution, targets, [(caller centrality, reference)]) grouped by file."""
         resolution, targets = self.lookup(name, fuzzy=False)
         short = name.strip().replace("::", ".").rsplit(".", 1)[-1]
@@ -210,7 +211,7 @@ class GraphReader:
                     return resolution, targets, out
         return resolution, targets, out
 
-    def callees(self, name: str, limit: int) -> tuple[int, list[DefRow], list[graph_pb2.Reference]]:
+    def callees(self, name: str, limit: int) -> tuple[R.Resolution, list[DefRow], list[graph_pb2.Reference]]:
         """What the best-matching caller definition calls: (resolution, callee defs in call order, call sites)."""
         resolution, callers = self.lookup(name)
         callers = [d for d in callers if d.kind not in ("constant",)]
@@ -261,7 +262,7 @@ class GraphReader:
 
     def impact(
         self, target: str, max_depth: int, limit: int
-    ) -> tuple[int, list[str], list[graph_pb2.ImpactItem]]:
+    ) -> tuple[R.Resolution, list[str], list[graph_pb2.ImpactItem]]:
         kind, ids, names = self.resolve_target(target)
         if not kind:
             return R.RESOLUTION_NOT_FOUND, [], []

@@ -39,11 +39,11 @@ MAX_DEPTH = 10  # per the proto
 MAX_NEIGHBORS = 200  # per the proto
 DEFAULT_NEIGHBORS = 20  # neighbours when the request says 0
 # Order used to merge per-repository resolutions: the most certain answer wins.
-RESOLUTION_RANK: list[int] = [R.RESOLUTION_EXACT, R.RESOLUTION_AMBIGUOUS, R.RESOLUTION_CASE_INSENSITIVE,
+RESOLUTION_RANK: list[R.Resolution] = [R.RESOLUTION_EXACT, R.RESOLUTION_AMBIGUOUS, R.RESOLUTION_CASE_INSENSITIVE,
                    R.RESOLUTION_FUZZY, R.RESOLUTION_NOT_FOUND]  # fmt: skip
 
 
-def _merge_resolution(values: list[int], total: int) -> int:
+def _merge_resolution(values: list[R.Resolution], total: int) -> R.Resolution:
     best = min(values, key=RESOLUTION_RANK.index) if values else R.RESOLUTION_NOT_FOUND
     if best == R.RESOLUTION_EXACT and total > 1:
         return R.RESOLUTION_AMBIGUOUS
@@ -142,7 +142,7 @@ class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
             symbols = (r.symbol(d) for _s, r, d in merged)
             return graph_pb2.FindDefinitionsResponse(
                 symbols=list(islice((s for s in symbols if flt.allows(s.location.path, s.language)), limit)),
-                resolution=resolution,  # type: ignore[arg-type]
+                resolution=resolution,
             )
 
         return await asyncio.to_thread(work)
@@ -171,7 +171,7 @@ class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
                 resolution = R.RESOLUTION_AMBIGUOUS
             return graph_pb2.FindReferencesResponse(
                 references=[ref for _c, ref in refs[:limit]],
-                resolution=resolution,  # type: ignore[arg-type]
+                resolution=resolution,
                 targets=targets,
             )
 
@@ -187,7 +187,7 @@ class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
         readers = self.readers(list(request.repositories))
 
         def work() -> graph_pb2.FindCalleesResponse:
-            best: tuple[int, GraphReader, list, list] | None = None
+            best: tuple[R.Resolution, GraphReader, list, list] | None = None
             for r in readers:
                 res, defs, calls = r.callees(name, limit)
                 if res == R.RESOLUTION_NOT_FOUND:
@@ -200,7 +200,7 @@ class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
             symbols = (r.symbol(d) for d in defs)
             return graph_pb2.FindCalleesResponse(
                 callees=[s for s in symbols if flt.allows(s.location.path, s.language)],
-                resolution=res,  # type: ignore[arg-type]
+                resolution=res,
                 calls=calls,
             )
 
@@ -229,7 +229,7 @@ class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
             items.sort(key=lambda it: it.distance)  # stable: keeps each repository's order within a distance
             return graph_pb2.ImpactResponse(
                 items=items[:limit],
-                resolution=_merge_resolution(resolutions, len(resolved)),  # type: ignore[arg-type]
+                resolution=_merge_resolution(resolutions, len(resolved)),
                 resolved_targets=resolved,
             )
 

@@ -14,6 +14,7 @@ import math
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import re2
 
@@ -26,6 +27,9 @@ from codesearch.config import (
 )
 from codesearch.keyword.store import KeywordSnapshot
 from codesearch.v1 import common_pb2, keyword_pb2
+
+if TYPE_CHECKING:
+    from codesearch._native import GrepMatch
 
 FIRST_BATCH_FILES = 8  # the first answer waits for this many files: ~1 ms of verification on the stdlib
 MAX_BATCH_FILES = 256  # batches double up to this: the stdlib's 601 files in ~8 native calls
@@ -125,7 +129,7 @@ def _file_bytes(snap: KeywordSnapshot, path: str) -> int:
 def _file_matches(
     repo: str,
     snap: KeywordSnapshot,
-    matches: list,  # _native.GrepMatch, best first
+    matches: list[GrepMatch],  # best first
     ranges_of: Callable[[str], list[common_pb2.MatchRange]],
     path_match: Callable[[str], bool],
     explain: bool,
@@ -147,19 +151,19 @@ def _file_matches(
     return sorted(by_path.values(), key=lambda f: (-f.score, f.path))
 
 
-def _explanation(m: object, path_match: bool, file_lines: int) -> common_pb2.LineScoreExplanation:
-    count = int(m.match_count)  # type: ignore[attr-defined]
+def _explanation(m: GrepMatch, path_match: bool, file_lines: int) -> common_pb2.LineScoreExplanation:
+    count = int(m.match_count)
     factors = [f"(1 + ln(1 + {count} match{'es' if count != 1 else ''}))"]
-    factors += [name for name, on in (("whole word", m.whole_word), ("definition", m.definition_line)) if on]  # type: ignore[attr-defined]
+    factors += [name for name, on in (("whole word", m.whole_word), ("definition", m.definition_line)) if on]
     factors += ["path match"] if path_match else []
     return common_pb2.LineScoreExplanation(
-        score=m.score,  # type: ignore[attr-defined]
+        score=m.score,
         match_count=count,
-        whole_word=m.whole_word,  # type: ignore[attr-defined]
-        definition_line=m.definition_line,  # type: ignore[attr-defined]
+        whole_word=m.whole_word,
+        definition_line=m.definition_line,
         path_match=path_match,
         file_lines=file_lines,
-        text=f"{m.score:.3f} = {' x '.join(factors)}, {file_lines}-line file",  # type: ignore[attr-defined]
+        text=f"{m.score:.3f} = {' x '.join(factors)}, {file_lines}-line file",
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import TypedDict
 
 import grpc
 
@@ -50,6 +51,19 @@ FileLookup = Callable[
 ]  # (repository, path) -> the file as read, None if unreadable
 
 
+class _Where(TypedDict):
+    """The Candidate fields that a seed's or an expansion's candidates share."""
+
+    repository: str
+    path: str
+    reason: str
+    stage: str
+
+
+class _SeedWhere(_Where):
+    seed_index: int
+
+
 def query_words(query: str) -> set[str]:
     return {w for w in ascii_words(query) if len(w) >= MIN_WORD_CHARS and w not in PROSE_STOPWORDS}
 
@@ -76,7 +90,7 @@ def seed_candidates(hits: list[common_pb2.Hit], files: FileLookup, query: str) -
     for i, h in enumerate(hits):
         loc = h.location
         end = max(loc.end_line, loc.start_line)
-        common = {
+        common: _SeedWhere = {
             "repository": loc.repository,
             "path": loc.path,
             "reason": "seed",
@@ -84,16 +98,16 @@ def seed_candidates(hits: list[common_pb2.Hit], files: FileLookup, query: str) -
             "seed_index": i,
         }
         if i < FULL_SEEDS:
-            out.append(Candidate(start=loc.start_line, end=end, score=h.score, **common))  # type: ignore[arg-type]
+            out.append(Candidate(start=loc.start_line, end=end, score=h.score, **common))
             continue
         if h.match_lines:
             head_start = max(loc.start_line, min(h.match_lines) - SEED_HEAD_LINES // 2)
         else:
             head_start = focus_start(files(loc.repository, loc.path), loc.start_line, end, words)
         head_end = min(end, head_start + SEED_HEAD_LINES - 1)
-        out.append(Candidate(start=head_start, end=head_end, score=h.score, **common))  # type: ignore[arg-type]
+        out.append(Candidate(start=head_start, end=head_end, score=h.score, **common))
         if end > head_end or head_start > loc.start_line:
-            out.append(Candidate(start=loc.start_line, end=end, score=h.score * SEED_BODY_DECAY, **common))  # type: ignore[arg-type]
+            out.append(Candidate(start=loc.start_line, end=end, score=h.score * SEED_BODY_DECAY, **common))
     return out
 
 
@@ -102,7 +116,12 @@ def neighbor_candidates(i: int, h: common_pb2.Hit) -> list[Candidate]:
     end = max(loc.end_line, loc.start_line)
     score = h.score * DECAYS["neighbor"]
     origin = (loc.start_line, end)
-    common = {"repository": loc.repository, "path": loc.path, "reason": "neighbor", "stage": "neighbors"}
+    common: _Where = {
+        "repository": loc.repository,
+        "path": loc.path,
+        "reason": "neighbor",
+        "stage": "neighbors",
+    }
     out = []
     if loc.start_line > 1:
         out.append(
@@ -111,7 +130,7 @@ def neighbor_candidates(i: int, h: common_pb2.Hit) -> list[Candidate]:
         )  # fmt: skip
     out.append(
         Candidate(start=end + 1, end=end + NEIGHBOR_LINES_AFTER, score=score * RANK_DECAY,
-                  expanded_from=origin, seed_index=i, **common)  # type: ignore[arg-type]
+                  expanded_from=origin, seed_index=i, **common)
     )  # fmt: skip
     return out
 

@@ -205,15 +205,15 @@ async def centrality(legs: LegClients, locations: list[common_pb2.Location]) -> 
 
 
 # --- what each leg's response says ----------------------------------------------------------------------------
-def _hits(resp: Any, _leg: int) -> LegAnswer:
+def _hits(resp: Any, _leg: common_pb2.Leg) -> LegAnswer:
     return LegAnswer(list(resp.hits))
 
 
-def _keyword_hits(resp: keyword_pb2.KeywordSearchResponse, _leg: int) -> LegAnswer:
+def _keyword_hits(resp: keyword_pb2.KeywordSearchResponse, _leg: common_pb2.Leg) -> LegAnswer:
     return LegAnswer(list(resp.hits), detail=STEMMED_DETAIL if resp.stemmed else "")
 
 
-def _vector_hits(resp: vector_pb2.VectorSearchResponse, _leg: int) -> LegAnswer:
+def _vector_hits(resp: vector_pb2.VectorSearchResponse, _leg: common_pb2.Leg) -> LegAnswer:
     detail = ""
     if resp.tier:
         detail = (
@@ -226,15 +226,15 @@ def _vector_hits(resp: vector_pb2.VectorSearchResponse, _leg: int) -> LegAnswer:
     return LegAnswer(list(resp.hits), detail, partial, resp.upgrading)
 
 
-def _definition_hits(resp: graph_pb2.FindDefinitionsResponse, leg: int) -> LegAnswer:
+def _definition_hits(resp: graph_pb2.FindDefinitionsResponse, leg: common_pb2.Leg) -> LegAnswer:
     return LegAnswer([symbol_hit(s, leg, rank) for rank, s in enumerate(resp.symbols)])
 
 
-def _callee_hits(resp: graph_pb2.FindCalleesResponse, leg: int) -> LegAnswer:
+def _callee_hits(resp: graph_pb2.FindCalleesResponse, leg: common_pb2.Leg) -> LegAnswer:
     return LegAnswer([symbol_hit(s, leg, rank) for rank, s in enumerate(resp.callees)])
 
 
-def _reference_hits(resp: graph_pb2.FindReferencesResponse, _leg: int) -> LegAnswer:
+def _reference_hits(resp: graph_pb2.FindReferencesResponse, _leg: common_pb2.Leg) -> LegAnswer:
     return LegAnswer([reference_hit(r, rank) for rank, r in enumerate(resp.references)])
 
 
@@ -251,7 +251,7 @@ def reference_hit(r: graph_pb2.Reference, rank: int) -> common_pb2.Hit:
     )
 
 
-def _impact_hits(resp: graph_pb2.ImpactResponse, _leg: int) -> LegAnswer:
+def _impact_hits(resp: graph_pb2.ImpactResponse, _leg: common_pb2.Leg) -> LegAnswer:
     hits = []
     for rank, item in enumerate(resp.items):
         score = 1.0 / item.distance if item.distance else 1.0
@@ -268,14 +268,14 @@ def _impact_hits(resp: graph_pb2.ImpactResponse, _leg: int) -> LegAnswer:
     return LegAnswer(hits)
 
 
-def symbol_hit(s: graph_pb2.Symbol, leg: int, rank: int) -> common_pb2.Hit:
+def symbol_hit(s: graph_pb2.Symbol, leg: common_pb2.Leg, rank: int) -> common_pb2.Hit:
     score = 1.0 / (1 + rank)
     return common_pb2.Hit(
         location=s.location,
         snippet=s.signature,
         score=score,
-        leg_scores=[common_pb2.LegScore(leg=leg, rank=rank, score=score)],  # type: ignore[arg-type]
-        found_by=[leg],  # type: ignore[list-item]
+        leg_scores=[common_pb2.LegScore(leg=leg, rank=rank, score=score)],
+        found_by=[leg],
         language=s.language,
         symbol=s.qualified_name,
         breadcrumb=[p for p in s.parent.split(".") if p] + [s.name],
@@ -283,7 +283,7 @@ def symbol_hit(s: graph_pb2.Symbol, leg: int, rank: int) -> common_pb2.Hit:
 
 
 # Request type -> (RPC method, how its response is read). The request a plan holds decides the RPC.
-RPCS: dict[type, tuple[str, Callable[[Any, int], LegAnswer]]] = {
+RPCS: dict[type, tuple[str, Callable[[Any, common_pb2.Leg], LegAnswer]]] = {
     keyword_pb2.KeywordSearchRequest: ("KeywordSearch", _keyword_hits),
     keyword_pb2.GrepRequest: ("Grep", _hits),
     vector_pb2.VectorSearchRequest: ("VectorSearch", _vector_hits),

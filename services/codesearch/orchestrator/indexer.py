@@ -138,9 +138,9 @@ class _Run:
     started: float = field(default_factory=time.monotonic)
     progress: search_pb2.IndexRepositoryResponse = field(default_factory=search_pb2.IndexRepositoryResponse)
 
-    def snapshot(self, phase: int) -> search_pb2.IndexRepositoryResponse:
+    def snapshot(self, phase: search_pb2.IndexPhase) -> search_pb2.IndexRepositoryResponse:
         self.progress.repository = self.name
-        self.progress.phase = phase  # type: ignore[assignment]
+        self.progress.phase = phase
         self.progress.elapsed_seconds = time.monotonic() - self.started
         out = search_pb2.IndexRepositoryResponse()
         out.CopyFrom(self.progress)
@@ -346,12 +346,15 @@ class Indexer:
         if not changed and not deleted and manifest:
             return -1
         request_type, method = {
-            "keyword": (keyword_pb2.UpdateKeywordIndexRequest, lambda: self.legs.keyword.UpdateKeywordIndex),  # type: ignore[union-attr]
-            "graph": (graph_pb2.UpdateGraphIndexRequest, lambda: self.legs.graph.UpdateGraphIndex),  # type: ignore[union-attr]
-            "vector": (vector_pb2.UpdateVectorIndexRequest, lambda: self.legs.vector.UpdateVectorIndex),  # type: ignore[union-attr]
+            "keyword": (keyword_pb2.UpdateKeywordIndexRequest, "UpdateKeywordIndex"),
+            "graph": (graph_pb2.UpdateGraphIndexRequest, "UpdateGraphIndex"),
+            "vector": (vector_pb2.UpdateVectorIndexRequest, "UpdateVectorIndex"),
         }[leg]
         messages = update_messages(request_type, repo, changed, deleted, replace_all, version)
-        response = await method()(iter(messages), timeout=LEG_UPDATE_TIMEOUT_S)
+        # The leg's stub (present: `leg` is one of the available legs), a generated or a sharded one.
+        response = await getattr(self.legs.legs[leg].stub, method)(
+            iter(messages), timeout=LEG_UPDATE_TIMEOUT_S
+        )
         return int(response.result.chunks_total)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 
@@ -67,7 +68,9 @@ class Leg:
 
     name: str
     address: str
-    stub: object | None
+    # A generated stub (grpc_tools writes no type stubs: its methods are untyped) or a ShardedStub standing in for
+    # one with the same methods (answered by __getattr__): duck-typed, hence Any.
+    stub: Any | None
     channel: grpc.aio.Channel | None
 
 
@@ -103,26 +106,28 @@ class LegClients:
                 self.legs[name] = Leg(name, "", None, None)
                 continue
             channel = channel_to(address)
-            in_process = served is not None and name in local and not settings.leg_addrs.get(name)
-            calls = LocalChannel(served, channel, token) if in_process else channel  # type: ignore[arg-type]
+            calls: LocalChannel | grpc.aio.Channel = channel
+            # Hosted in this process: its unary calls skip the network.
+            if served is not None and name in local and not settings.leg_addrs.get(name):
+                calls = LocalChannel(served, channel, token)
             self.legs[name] = Leg(name, address, stub_type(calls), channel)
         self._channels = list(channels.values())
 
     @property
     def keyword(self) -> keyword_pb2_grpc.KeywordServiceStub | None:
-        return self.legs["keyword"].stub  # type: ignore[return-value]
+        return self.legs["keyword"].stub
 
     @property
     def vector(self) -> vector_pb2_grpc.VectorServiceStub | None:
-        return self.legs["vector"].stub  # type: ignore[return-value]
+        return self.legs["vector"].stub
 
     @property
     def graph(self) -> graph_pb2_grpc.GraphServiceStub | None:
-        return self.legs["graph"].stub  # type: ignore[return-value]
+        return self.legs["graph"].stub
 
     @property
     def rerank(self) -> rerank_pb2_grpc.RerankServiceStub | None:
-        return self.legs["rerank"].stub  # type: ignore[return-value]
+        return self.legs["rerank"].stub
 
     async def close(self) -> None:
         for channel in self._channels:

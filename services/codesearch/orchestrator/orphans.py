@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 import grpc
 
@@ -42,9 +43,10 @@ async def clean_orphans(legs: LegClients, registry: Registry, local: set[str]) -
     return deleted
 
 
-async def _held(leg: str, stub: object) -> set[str]:
+# `stub`: a leg's generated stub (untyped: grpc_tools writes no type stubs) or a ShardedStub, hence Any.
+async def _held(leg: str, stub: Any) -> set[str]:
     if leg == "keyword":
-        resp = await stub.GetKeywordStats(  # type: ignore[attr-defined]
+        resp = await stub.GetKeywordStats(
             keyword_pb2.GetKeywordStatsRequest(), timeout=CALL_TIMEOUT_S, wait_for_ready=True
         )
         return {s.repository for s in resp.bm25}

@@ -84,7 +84,7 @@ class Plan:
     (ranking/adaptive.py). fallback: asked instead when every leg of this plan answers nothing (a direct plan:
     the one leg the router trusted found nothing, say a name defined nowhere)."""
 
-    strategy: int  # search_pb2.Strategy
+    strategy: search_pb2.Strategy
     route: Route
     legs: list[LegPlan] = field(default_factory=list)
     settles: bool = False
@@ -193,7 +193,9 @@ def leans_on_meaning(route: Route, query: QueryLike) -> bool:
     return route.intent == search_pb2.INTENT_UNDERSTAND_CODE and as_query(query).is_specific
 
 
-def _forced(mode: int, query: str, route: Route, scope: Scope) -> tuple[Leg, int, Message] | None:
+def _forced(
+    mode: int, query: str, route: Route, scope: Scope
+) -> tuple[Leg, search_pb2.Intent, Message] | None:
     """(leg, implied intent, request) for a forced mode; None for AUTO and the naive baseline.
 
     A forced mode asks one leg with the query as typed (a definition/callers/impact query may still be phrased,

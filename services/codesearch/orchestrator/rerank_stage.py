@@ -93,7 +93,8 @@ async def rerank_stage(
 
 async def candidate_texts(legs: LegClients, hits: list[FusedHit]) -> list[str]:
     """The code of each hit, read from the keyword leg's copy (a hit's snippet may be a single line)."""
-    assert legs.keyword is not None
+    keyword = legs.keyword
+    assert keyword is not None
 
     async def read(f: FusedHit) -> str:
         loc = f.hit.location
@@ -101,7 +102,7 @@ async def candidate_texts(legs: LegClients, hits: list[FusedHit]) -> list[str]:
         if len(f.hit.snippet.splitlines()) >= min(loc.end_line - loc.start_line + 1, CANDIDATE_CONTEXT_LINES):
             return f.hit.snippet
         try:
-            resp = await legs.keyword.ReadFile(  # type: ignore[union-attr]
+            resp = await keyword.ReadFile(
                 keyword_pb2.ReadFileRequest(
                     repository=loc.repository,
                     path=loc.path,

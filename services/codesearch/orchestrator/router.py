@@ -63,13 +63,18 @@ ERRNO_NAMES = r"E(?:NOENT|ACCES|PERM|EXIST|AGAIN|CONNREFUSED|CONNRESET|PIPE|INVA
 class Rule:
     name: str
     pattern: re.Pattern[str]
-    intent: int
+    intent: search_pb2.Intent
     confidence: float
     target_group: str | None  # regex group that holds the symbol/module/string the intent is about
 
 
 def _r(
-    name: str, pattern: str, intent: int, confidence: float, group: str | None = "t", case: bool = False
+    name: str,
+    pattern: str,
+    intent: search_pb2.Intent,
+    confidence: float,
+    group: str | None = "t",
+    case: bool = False,
 ) -> Rule:
     flags = re.DOTALL if case else re.IGNORECASE | re.DOTALL
     return Rule(name, re.compile(pattern, flags), intent, confidence, group)
@@ -205,7 +210,7 @@ QUALIFIED_NAME_CONFIDENCE = 0.75
 
 @dataclass(frozen=True)
 class Route:
-    intent: int
+    intent: search_pb2.Intent
     confidence: float
     rule: str
     target: str  # the symbol, module or literal the query is about ("" when none)

@@ -169,20 +169,20 @@ class SearchPipeline:
     async def _repositories(self, requested: list[str]) -> dict[str, int]:
         """The repositories to search with their index versions; NOT_FOUND for one that is not indexed."""
         known = {name: rec.index_version for name, rec in self.registry.load().items()}
-        if isinstance(self.legs.keyword, ShardedStub):
-            known.update(await self._shard_repositories())
+        if isinstance(keyword := self.legs.keyword, ShardedStub):
+            known.update(await self._shard_repositories(keyword))
         for r in requested:
             if r not in known:
                 raise not_found(f"repository {r!r} is not indexed")
         return {r: known[r] for r in (requested or sorted(known))}
 
-    async def _shard_repositories(self) -> dict[str, int]:
+    async def _shard_repositories(self, keyword: ShardedStub) -> dict[str, int]:
         """Repositories the shards hold (an orchestrator that did not index them still finds them)."""
         now = time.monotonic()
         if now - self._shard_repos[0] < SHARD_REPOS_TTL_S:
             return self._shard_repos[1]
         try:
-            stats = await self.legs.keyword.GetKeywordStats(keyword_pb2.GetKeywordStatsRequest(), timeout=2.0)  # type: ignore[union-attr]
+            stats = await keyword.GetKeywordStats(keyword_pb2.GetKeywordStatsRequest(), timeout=2.0)
             repos = {s.repository: int(s.index_version) for s in stats.bm25}
         except grpc.aio.AioRpcError:
             repos = self._shard_repos[1]  # every shard down: keep what was known, the legs will say degraded
@@ -202,9 +202,9 @@ def _answered(reports: list[common_pb2.LegReport]) -> set[int]:
 
 def _response(plan: Plan, answer: FanOut, kept: list[FusedHit], reason: str) -> search_pb2.SearchResponse:
     resp = search_pb2.SearchResponse(
-        intent=plan.route.intent,  # type: ignore[arg-type]
+        intent=plan.route.intent,
         intent_confidence=plan.route.confidence,
-        strategy=plan.strategy,  # type: ignore[arg-type]
+        strategy=plan.strategy,
         weights=[search_pb2.ModalityWeight(modality=m, weight=w) for m, w in plan.route.weights.items()],
         legs=answer.reports,
         topk_reason=reason,

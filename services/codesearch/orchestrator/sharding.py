@@ -13,7 +13,7 @@ call), so the response can name them as degraded instead of failing the whole le
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import grpc
@@ -62,8 +62,8 @@ class ShardedStub:
         return self._unary_router(method)
 
     def _stream_router(self, method: str) -> Any:
-        async def call(requests: Iterable[Any] | AsyncIterator[Any], **kwargs: Any) -> Any:
-            items = list(requests)  # type: ignore[arg-type]  # the indexer sends a finite list
+        async def call(requests: Iterable[Any], **kwargs: Any) -> Any:  # the indexer sends a finite iterator
+            items = list(requests)
             header = items[0].update.header if items else None
             shard = self.shard_of(header.repository) if header is not None else 0
             return await getattr(self.stubs[shard], method)(iter(items), **kwargs)

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 import grpc
 
 from codesearch.common.errors import check_query, failed_precondition, invalid, unavailable
-from codesearch.common.grpc_util import rpc, set_serving
+from codesearch.common.grpc_util import AioHealthServicer, rpc, set_serving
 from codesearch.config import MAX_QUERY_CHARS, Settings
 from codesearch.rerank.model import DEFAULT_MAX_LENGTH, Candidate, Reranker, resolve_model
 from codesearch.v1 import rerank_pb2, rerank_pb2_grpc
@@ -161,7 +161,7 @@ class RerankServicer(rerank_pb2_grpc.RerankServiceServicer):
         )
 
 
-async def wire_health(server: grpc.aio.Server, health_servicer: object) -> None:
+async def wire_health(server: grpc.aio.Server, health_servicer: AioHealthServicer) -> None:
     """Keeps the health status of RerankService in step with the model: NOT_SERVING until it loads."""
     servicer = servicer_for(server)
     if servicer is None:

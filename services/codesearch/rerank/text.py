@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 from codesearch.common.text import subwords
 
@@ -20,13 +21,19 @@ def approx_token_counts(lines: Sequence[str]) -> list[int]:
     return [len(line) // CHARS_PER_TOKEN + 1 for line in lines]
 
 
-def tokenizer_counter(tokenizer: object) -> CountTokens:
+class Tokenizer(Protocol):
+    """What is used of a Hugging Face tokenizer: a batched call that answers its "input_ids" per text."""
+
+    def __call__(self, texts: list[str], /, *, add_special_tokens: bool) -> Any: ...
+
+
+def tokenizer_counter(tokenizer: Tokenizer) -> CountTokens:
     """Exact counts from a Hugging Face tokenizer (one batched call for all lines)."""
 
     def count(lines: Sequence[str]) -> list[int]:
         if not lines:
             return []
-        ids = tokenizer(list(lines), add_special_tokens=False)["input_ids"]  # type: ignore[operator]
+        ids = tokenizer(list(lines), add_special_tokens=False)["input_ids"]
         return [len(x) for x in ids]
 
     return count

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
+from typing import TypedDict
 
 import tree_sitter_c
 import tree_sitter_cpp
 from tree_sitter import Node
 
-from codesearch.common.parsing.engine import LanguageSpec, text
+from codesearch.common.parsing.engine import ImportFn, LanguageSpec, text
 from codesearch.common.parsing.model import ImportRef
 from codesearch.common.parsing.preprocess import c_family_retries
 
@@ -91,13 +93,19 @@ def split_cpp(name: str) -> tuple[str, str]:
     return parts[-1], ".".join(p for p in parts[:-1] if p)
 
 
+class _CFamilyOptions(TypedDict):
+    imports: ImportFn
+    recover: Callable[[bytes], Iterable[bytes]]
+    preprocessed: bool
+
+
 # Both are preprocessed: the project's macro table and the same-length second chances apply (preprocess.py).
-_C_FAMILY = {"imports": imports, "recover": c_family_retries, "preprocessed": True}
-C = LanguageSpec(name="c", load=tree_sitter_c.language, query=_C, **_C_FAMILY)  # type: ignore[arg-type]
+_C_FAMILY: _CFamilyOptions = {"imports": imports, "recover": c_family_retries, "preprocessed": True}
+C = LanguageSpec(name="c", load=tree_sitter_c.language, query=_C, **_C_FAMILY)
 CPP = LanguageSpec(
     name="cpp",
     load=tree_sitter_cpp.language,
     query=_CPP,
     split_name=split_cpp,
-    **_C_FAMILY,  # type: ignore[arg-type]
+    **_C_FAMILY,
 )

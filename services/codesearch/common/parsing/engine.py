@@ -21,6 +21,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor, Tree
 
@@ -91,6 +92,19 @@ class LanguageSpec:
             p = Parser(self.compiled()[0])
             self._local.parser = p
         return p
+
+
+class SpecOptions(TypedDict, total=False):
+    """LanguageSpec's optional fields, for the tables that pass a language's options on as keywords."""
+
+    imports: ImportFn | None
+    split_name: Callable[[str], tuple[str, str]] | None
+    symbols: bool
+    method_parents: frozenset[str]
+    extend_to_next: bool
+    merge_clauses: bool
+    recover: Callable[[bytes], Iterable[bytes]] | None
+    preprocessed: bool
 
 
 def count_errors(root: Node) -> int:

@@ -62,7 +62,9 @@ class GitSource:
                 continue
             if entry.type_str == "tree":
                 if name not in SKIP_DIRS:
-                    self._walk(self.repo[entry.id], rel + "/", listing)  # type: ignore[arg-type]
+                    subtree = self.repo[entry.id]
+                    assert isinstance(subtree, pygit2.Tree)  # a "tree" entry names a tree
+                    self._walk(subtree, rel + "/", listing)
             elif entry.type_str == "commit":
                 listing.skipped.append((rel, "submodule (its commit is not in this repository)"))
             elif entry.filemode == SYMLINK_MODE:
@@ -74,7 +76,8 @@ class GitSource:
 
     def read(self, file: SourceFile) -> tuple[bytes | None, str]:
         blob = self.repo[file.key]
-        return check_text(blob.data, self.max_file_bytes)  # type: ignore[attr-defined]
+        assert isinstance(blob, pygit2.Blob)  # the listing holds blobs only
+        return check_text(blob.data, self.max_file_bytes)
 
     def changed_since(self, previous_commit: str) -> set[str] | None:
         """Both sides of every changed entry (a rename is its old and its new path); None when the previous
