@@ -4,13 +4,6 @@ model distilled from it; real chunks: functions of Python's own standard library
 
 from __future__ import annotations
 
-import inspect
-import json
-import shutil
-import string
-import tempfile
-import textwrap
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -22,19 +15,9 @@ from codesearch.vector.query_boost import QueryBooster
 from codesearch.vector.static_model import static_model_id
 from codesearch_lab.static import query_map as query_map_fit
 
-pytestmark = pytest.mark.model
+from tests.vector import stdlib_chunks
 
-# Real chunks: standard-library functions whose source ships with Python (not frozen modules such as os).
-FUNCTIONS: list[Callable[..., object]] = [
-    tempfile.TemporaryDirectory.cleanup,
-    shutil.copyfileobj,
-    shutil.which,
-    shutil.rmtree,
-    json.dumps,
-    textwrap.dedent,
-    textwrap.wrap,
-    string.capwords,
-]
+pytestmark = pytest.mark.model
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +33,7 @@ def models() -> tuple[Embedder, Embedder]:
 
 
 def _chunks() -> list[str]:
-    return [inspect.getsource(f) for f in FUNCTIONS]
+    return stdlib_chunks.sources()
 
 
 def _fitted(static: Embedder, transformer: Embedder, texts: list[str], **meta: str) -> query_map.QueryMap:

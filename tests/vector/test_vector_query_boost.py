@@ -5,33 +5,17 @@ Python's own standard library."""
 
 from __future__ import annotations
 
-import inspect
-import json
-import shutil
-import string
-import tempfile
-import textwrap
-from collections.abc import Callable
-
 import numpy as np
 import pytest
 from codesearch.config import Settings
 from codesearch.vector.embedder import STATIC_BACKEND, Embedder
 from codesearch.vector.query_boost import BOOSTED_MARK, QueryBooster
 
+from tests.vector import stdlib_chunks
+
 pytestmark = pytest.mark.model
 
-FUNCTIONS: list[Callable[..., object]] = [
-    tempfile.TemporaryDirectory.cleanup,
-    shutil.copyfileobj,
-    shutil.which,
-    shutil.rmtree,
-    json.dumps,
-    textwrap.dedent,
-    textwrap.wrap,
-    string.capwords,
-]
-# Paraphrased questions, the function that answers each (indexes into FUNCTIONS).
+# Paraphrased questions, the function that answers each (indexes into stdlib_chunks.FUNCTIONS).
 QUERIES = {
     "how are temporary directories cleaned up": 0,
     "copy the contents of one file object to another": 1,
@@ -53,7 +37,7 @@ def test_the_shipped_map_boosts_the_default_static_query_and_ranks_no_paraphrase
     booster.prepare()
     assert booster.ready, booster.off_reason
     assert BOOSTED_MARK in booster.encoder and transformer.model_id in booster.encoder
-    docs = static.encode_documents([inspect.getsource(f) for f in FUNCTIONS])
+    docs = static.encode_documents(stdlib_chunks.sources())
 
     def reciprocal_rank(q: np.ndarray, gold: int) -> float:
         sims = docs @ q

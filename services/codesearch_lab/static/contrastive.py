@@ -128,7 +128,6 @@ def train_table(
     import torch
 
     torch.manual_seed(SEED)
-    torch.set_num_threads(max(1, torch.get_num_threads()))
     anchor = torch.from_numpy(base.astype(np.float32))
     table = torch.nn.Parameter(anchor.clone())
     opt = torch.optim.Adam([table], lr=learning_rate)
