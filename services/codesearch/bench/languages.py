@@ -28,8 +28,10 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from codesearch.common.languages import ProjectHint, detect_language, is_header
 from codesearch.common.walker import read_text_file, walk
@@ -81,7 +83,21 @@ def project_hint(repo: RepoFiles) -> ProjectHint:
     )
 
 
-def index_repo(repo: RepoFiles, db: Path) -> dict[str, object]:
+@dataclass(frozen=True)
+class RepoFigures:
+    """One repository's parse figures (a row of the `polyglot` table)."""
+
+    files: int
+    parsed: int
+    errors: int  # files whose parse had errors
+    definitions: int
+    call_edges: int
+    import_edges: int
+    chunks: int
+    languages: dict[str, int]  # files per language, most first
+
+
+def index_repo(repo: RepoFiles, db: Path) -> RepoFigures:
     """Indexes one repository through the indexer's parse and the graph store; returns its figures."""
     project = project_hint(repo)
     graph_files = []
@@ -103,17 +119,16 @@ def index_repo(repo: RepoFiles, db: Path) -> dict[str, object]:
         conn.close()
     by_lang: Counter[str] = Counter(f.language or "(none)" for f in inputs)
     with_grammar = [f for f in inputs if f.extraction is not None]
-    return {
-        "repo": repo.name,
-        "files": len(inputs),
-        "parsed": len(with_grammar),
-        "errors": sum(1 for f in with_grammar if f.extraction and f.extraction.error_count > 0),
-        "definitions": n_defs,
-        "call_edges": call_edges,
-        "import_edges": import_edges,
-        "chunks": chunks,
-        "languages": dict(by_lang.most_common()),
-    }
+    return RepoFigures(
+        files=len(inputs),
+        parsed=len(with_grammar),
+        errors=sum(1 for f in with_grammar if f.extraction and f.extraction.error_count > 0),
+        definitions=n_defs,
+        call_edges=call_edges,
+        import_edges=import_edges,
+        chunks=chunks,
+        languages=dict(by_lang.most_common()),
+    )
 
 
 def polyglot(root: Path, only: list[str]) -> None:
@@ -124,11 +139,10 @@ def polyglot(root: Path, only: list[str]) -> None:
     for repo in load_repos(root, only):
         with tempfile.TemporaryDirectory() as tmp:
             r = index_repo(repo, Path(tmp) / DB_NAME)
-        files, errors = int(r["files"]), int(r["errors"])  # type: ignore[call-overload]
-        langs = ", ".join(f"{k} {v}" for k, v in r["languages"].items())  # type: ignore[attr-defined]
+        langs = ", ".join(f"{k} {v}" for k, v in r.languages.items())
         print(
-            f"{repo.name:18} {files:6d} {r['parsed']:6d} {errors:6d} {100 * errors / max(1, files):5.1f} "
-            f"{r['definitions']:7d} {r['call_edges']:7d} {r['import_edges']:7d} {r['chunks']:7d}  {langs}"
+            f"{repo.name:18} {r.files:6d} {r.parsed:6d} {r.errors:6d} {100 * r.errors / max(1, r.files):5.1f} "
+            f"{r.definitions:7d} {r.call_edges:7d} {r.import_edges:7d} {r.chunks:7d}  {langs}"
         )
 
 
@@ -336,8 +350,9 @@ class Score:
         return self.right / self.expected if self.expected else 1.0
 
 
-def _names(pairs: object) -> set[tuple[int, str]]:
-    return {(int(line), str(name).strip("`")) for line, name in pairs}  # type: ignore[attr-defined]
+def _names(pairs: Iterable[tuple[int, str]] | Iterable[list[Any]]) -> set[tuple[int, str]]:
+    """(line, name) pairs from the extractor, or [line, name] lists from an answer file (JSON)."""
+    return {(int(line), str(name).strip("`")) for line, name in pairs}
 
 
 def score_samples(samples: Path, verbose: bool = False) -> dict[str, tuple[Score, Score]]:

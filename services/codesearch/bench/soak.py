@@ -18,7 +18,7 @@ import string
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import grpc
 
@@ -71,6 +71,42 @@ LANGUAGES = ("python", "java", "go", "rust", "cobol", "", "PYTHON", "x" * 300)
 GLOBS = ("", "nomatch/*", "**/*.py", "[", "*" * 500, "../../etc/*")
 
 
+class PhaseFigures(TypedDict):
+    """The well-behaved clients' figures in one phase (alone, or beside the fuzz)."""
+
+    calls: int
+    p50_ms: float
+    p99_ms: float
+    errors: dict[str, int]  # calls per status code other than OK
+
+
+class SoakSummary(TypedDict):
+    baseline: PhaseFigures
+    with_fuzz: PhaseFigures
+    p99_ratio: float
+    fuzz_calls: int
+    fuzz_statuses: dict[str, int]
+    fuzz_p99_ms: float
+    overruns_over_100ms: int
+    worst_overrun_ms: float
+    overruns_in_client_stall: int
+    overruns_not_explained: int
+    client_stalls: int
+    worst_client_stall_ms: float
+
+
+def phase_figures(result: LoadResult) -> PhaseFigures:
+    ok = [s.latency_ms for s in result.samples if s.code == "OK"]
+    pct = percentiles(ok)
+    errors = Counter(s.code for s in result.samples if s.code != "OK")
+    return {
+        "calls": len(result.samples),
+        "p50_ms": pct["p50_ms"],
+        "p99_ms": pct["p99_ms"],
+        "errors": dict(errors),
+    }
+
+
 @dataclass
 class FuzzCall:
     code: str
@@ -110,8 +146,8 @@ class SoakResult:
     fuzz: list[FuzzCall] = field(default_factory=list)
     stalls: LoopStalls = field(default_factory=LoopStalls)
 
-    def summary(self) -> dict[str, object]:
-        base, loaded = self.baseline.summary(), self.with_fuzz.summary()
+    def summary(self) -> SoakSummary:
+        base, loaded = phase_figures(self.baseline), phase_figures(self.with_fuzz)
         overruns = [c for c in self.fuzz if c.latency_ms - c.deadline_ms > OVERRUN_MS]
         in_client_stall = sum(
             1
@@ -124,9 +160,9 @@ class SoakResult:
             if s.latency_ms > self.deadline_ms + OVERRUN_MS
         )
         return {
-            "baseline": {k: base[k] for k in ("calls", "p50_ms", "p99_ms", "errors")},
-            "with_fuzz": {k: loaded[k] for k in ("calls", "p50_ms", "p99_ms", "errors")},
-            "p99_ratio": round(loaded["p99_ms"] / base["p99_ms"], 2) if base["p99_ms"] else 0.0,  # type: ignore[operator]
+            "baseline": base,
+            "with_fuzz": loaded,
+            "p99_ratio": round(loaded["p99_ms"] / base["p99_ms"], 2) if base["p99_ms"] else 0.0,
             "fuzz_calls": len(self.fuzz),
             "fuzz_statuses": dict(Counter(c.code for c in self.fuzz).most_common()),
             "fuzz_p99_ms": percentiles([c.latency_ms for c in self.fuzz])["p99_ms"],
@@ -303,14 +339,14 @@ async def _phases(
     return baseline, loaded, fuzz
 
 
-def format_summary(s: dict[str, object]) -> str:
+def format_summary(s: SoakSummary) -> str:
     b, f = s["baseline"], s["with_fuzz"]
     return "\n".join(
         [
-            f"well-behaved alone:     {b['calls']} calls, p50 {b['p50_ms']} ms, p99 {b['p99_ms']} ms, "  # type: ignore[index]
-            f"errors {json.dumps(b['errors'])}",  # type: ignore[index]
-            f"well-behaved with fuzz: {f['calls']} calls, p50 {f['p50_ms']} ms, p99 {f['p99_ms']} ms, "  # type: ignore[index]
-            f"errors {json.dumps(f['errors'])}",  # type: ignore[index]
+            f"well-behaved alone:     {b['calls']} calls, p50 {b['p50_ms']} ms, p99 {b['p99_ms']} ms, "
+            f"errors {json.dumps(b['errors'])}",
+            f"well-behaved with fuzz: {f['calls']} calls, p50 {f['p50_ms']} ms, p99 {f['p99_ms']} ms, "
+            f"errors {json.dumps(f['errors'])}",
             f"p99 with fuzz / without: {s['p99_ratio']}",
             f"fuzz: {s['fuzz_calls']} calls, p99 {s['fuzz_p99_ms']} ms, statuses {json.dumps(s['fuzz_statuses'])}",
             f"calls back over their deadline by > {OVERRUN_MS:.0f} ms: {s['overruns_over_100ms']} "

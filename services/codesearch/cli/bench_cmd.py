@@ -151,8 +151,7 @@ def _run_soak(args: argparse.Namespace) -> int:
     print(soak.format_summary(summary))
     if args.json:
         args.json.write_text(json.dumps(summary, indent=1))
-    fuzz_statuses: dict[str, int] = summary["fuzz_statuses"]  # type: ignore[assignment]
-    bad = {"INTERNAL", "UNKNOWN"} & set(fuzz_statuses)
+    bad = {"INTERNAL", "UNKNOWN"} & set(summary["fuzz_statuses"])
     # An overrun that ended while this client's own loop was stalled was late here, not in the server.
     return 1 if bad or summary["overruns_not_explained"] else 0
 
