@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import grpc
@@ -9,7 +10,7 @@ import pytest
 from codesearch.config import Settings
 from codesearch.eval.offline import Variant, load_legs, rank_one
 from codesearch.eval.polyglot import PolyQuery
-from codesearch.eval.polyglot_run import asked_names, dump_legs, write_jsonl
+from codesearch.eval.polyglot_run import asked_names, dump_legs, vector_available, write_jsonl
 from codesearch.v1 import search_pb2, search_pb2_grpc
 
 from .test_mine import write_repo
@@ -44,3 +45,22 @@ def test_a_phrased_definition_question_is_dumped_with_the_routers_target(
     assert (
         (replayed[0].hit.location.path, replayed[0].hit.location.start_line) == place == ("pkg/core.py", 11)
     )
+
+
+def test_vector_available_waits_out_a_loading_model_and_not_a_broken_or_absent_one(
+    tmp_path: Path, start_server
+) -> None:
+    """Read while a just-started server still loads its model, "unavailable" would skip the embedding wait and
+    dump no vector list; a model that cannot load, or no vector leg at all, answers False at once."""
+    home = {"CODESEARCH_HOME": str(tmp_path / "home"), "CODESEARCH_VECTOR_TIERS": "static"}
+    loading = start_server(server_mod.registrars(Settings.from_env(home), ("vector", "orchestrator")))
+    stub = search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(loading.address))
+    assert vector_available(stub)  # asked the moment it started: waited for the static model
+    broken = {**home, "CODESEARCH_STATIC_MODEL": str(tmp_path / "no-such-model")}
+    server = start_server(server_mod.registrars(Settings.from_env(broken), ("vector", "orchestrator")))
+    stub = search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(server.address))
+    t0 = time.perf_counter()
+    assert not vector_available(stub, loading_wait_s=120)
+    assert time.perf_counter() - t0 < 60  # it gave up when the reason turned from loading to broken
+    absent = start_server(server_mod.registrars(Settings.from_env(home), SERVICES))
+    assert not vector_available(search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(absent.address)))

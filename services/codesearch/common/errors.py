@@ -11,6 +11,9 @@ import grpc
 from google.protobuf.message import Message
 
 REPO_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$")  # "@": a git ref beside its repository
+# The reason a model-backed leg (vector, rerank) gives while its model still loads: a client that sees it in
+# GetStatus waits instead of treating the leg as down (eval/polyglot_run.py).
+MODEL_LOADING = "model is loading"
 
 
 class ServiceError(Exception):

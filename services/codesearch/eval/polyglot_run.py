@@ -25,6 +25,7 @@ from typing import Any
 import grpc
 from google.protobuf.json_format import MessageToDict
 
+from codesearch.common.errors import MODEL_LOADING
 from codesearch.eval.harness import MODES, RERANK, SEARCH_TIMEOUT_S, Variant, vector_tier
 from codesearch.eval.polyglot import PolyglotSet, PolyQuery
 from codesearch.orchestrator.plan import (
@@ -48,6 +49,10 @@ from codesearch.v1 import (
 
 INDEX_TIMEOUT_S = 1800.0  # one repository of the set; the largest (abseil-cpp) takes well under a minute
 EMBED_WAIT_S = 7200.0  # the vector leg at ~23 chunks/s needs about an hour for the whole set
+# A server's first start distils the static model (~100 s on 2 busy cores) and loads MiniLM before its vector
+# leg answers; longer than this is a model that will not load.
+MODEL_LOAD_WAIT_S = 600.0
+MODEL_LOAD_POLL_S = 1.0
 VECTOR_SILENT_S = 120.0  # a busy embedder can miss GetStatus's 2 s timeout for a while; this long is down
 POLL_S = 2.0  # how often GetStatus is asked while embeddings fill in
 LEG_DUMP_DEPTH = 50  # as the orchestrator's LEG_DEPTH: what fusion sees
@@ -84,9 +89,20 @@ def index_repositories(
     return took
 
 
-def vector_available(stub: search_pb2_grpc.SearchServiceStub) -> bool:
-    status = stub.GetStatus(search_pb2.GetStatusRequest(), timeout=SEARCH_TIMEOUT_S)
-    return any(s.name == "vector" and s.available for s in status.services)
+def vector_available(
+    stub: search_pb2_grpc.SearchServiceStub, loading_wait_s: float = MODEL_LOAD_WAIT_S
+) -> bool:
+    """The server's vector leg answers. While its model is still loading (a server just started) this waits for
+    it, at most `loading_wait_s`: read too early, a run would skip the embedding wait and dump no vector list."""
+    t0 = time.perf_counter()
+    while True:
+        status = stub.GetStatus(search_pb2.GetStatusRequest(), timeout=SEARCH_TIMEOUT_S)
+        vector = next((s for s in status.services if s.name == "vector"), None)
+        if vector is None or vector.available:
+            return vector is not None
+        if MODEL_LOADING not in vector.detail or time.perf_counter() - t0 > loading_wait_s:
+            return False
+        time.sleep(MODEL_LOAD_POLL_S)
 
 
 def wait_for_embeddings(

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 
 import grpc
 
-from codesearch.common.errors import check_query, failed_precondition, invalid, unavailable
+from codesearch.common.errors import MODEL_LOADING, check_query, failed_precondition, invalid, unavailable
 from codesearch.common.grpc_util import AioHealthServicer, rpc, set_serving
 from codesearch.config import MAX_QUERY_CHARS, Settings
 from codesearch.rerank.model import DEFAULT_MAX_LENGTH, Candidate, Reranker, resolve_model
@@ -39,7 +39,7 @@ class RerankServicer(rerank_pb2_grpc.RerankServiceServicer):
         self.model_name, reason = resolve_model(settings)
         self.reranker: Reranker | None = None
         self.available = False
-        self.unavailable_reason = reason or "model is loading"
+        self.unavailable_reason = reason or MODEL_LOADING
         self.loading = not reason
         self._listeners: list[StatusListener] = []
         self._loop: asyncio.AbstractEventLoop | None = None

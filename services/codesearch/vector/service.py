@@ -18,7 +18,14 @@ from pathlib import Path
 import grpc
 import numpy as np
 
-from codesearch.common.errors import ServiceError, check_repo_name, invalid, not_found, unavailable
+from codesearch.common.errors import (
+    MODEL_LOADING,
+    ServiceError,
+    check_repo_name,
+    invalid,
+    not_found,
+    unavailable,
+)
 from codesearch.common.filters import OVERSAMPLE, file_filter
 from codesearch.common.grpc_util import rpc
 from codesearch.common.index_update import IndexBatch, WriteLocks, apply_update_stream, update_result
@@ -183,7 +190,7 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         usable = self._usable_tiers()
         if not usable:
             raise unavailable(
-                "; ".join(e.unavailable_reason or f"{t} model is loading" for t, e in self.embedders.items())
+                "; ".join(e.unavailable_reason or f"{t} {MODEL_LOADING}" for t, e in self.embedders.items())
             )
         return vtiers.answering_tier([r.progress() for r in repos], usable)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+from codesearch.common.errors import MODEL_LOADING
 from codesearch.config import Settings
 from codesearch.v1 import vector_pb2
 from codesearch.vector import tiers as vtiers
@@ -55,7 +56,7 @@ def query_booster(settings: Settings, static: Embedder) -> QueryBooster:
 
 
 def tier_info(tier: str, emb: Embedder) -> vector_pb2.VectorTier:
-    reason = emb.unavailable_reason or ("" if emb.loaded else f"{tier} model is loading")
+    reason = emb.unavailable_reason or ("" if emb.loaded else f"{tier} {MODEL_LOADING}")
     return vector_pb2.VectorTier(
         tier=tier,
         model=emb.model_id,
