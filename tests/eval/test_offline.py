@@ -33,19 +33,6 @@ def test_a_keyword_answer_quoting_the_question_cancels_the_vector_leg() -> None:
     assert any(f.hit.location.path.startswith("near") for f in paraphrased)  # here the vector leg has its say
 
 
-def test_a_question_is_replayed_with_the_keyword_leg_asked_for_path_words() -> None:
-    routed = Variant("routed", routed=True, k=40.0)
-    plain = [hit("text.py", "def retry(): ...")]
-    with_paths = [hit("retry/policy.py", "def decide(): ...")]
-
-    def top(query: str) -> str:
-        q = QueryLegs("q", query, plain, [], [], [], keyword_paths=with_paths)
-        return rank_one(q, routed)[0].hit.location.path
-
-    assert top("how does the retry policy decide") == "retry/policy.py"  # plan.py asks questions this way
-    assert top("retry policy decision") == "text.py"  # a statement: path words not asked
-
-
 def test_a_name_is_replayed_with_the_centrality_boost() -> None:
     routed = Variant("routed", routed=True, k=40.0)
     first, hub = hit("a.py", "class Thing: ..."), hit("b.py", "class Thing: ...")

@@ -6,7 +6,6 @@ import pytest
 from codesearch.common.errors import ServiceError
 from codesearch.orchestrator.plan import (
     LONG_DESCRIPTION_VECTOR_FACTOR,
-    QUESTION_PATH_WEIGHT,
     STEM_BELOW_COVERAGE,
     LegPlan,
     Scope,
@@ -67,7 +66,6 @@ def test_a_meaning_query_asks_keyword_and_vector_with_the_whole_query_and_filter
         limit=50,
         languages=["python"],
         path_glob="src/*",
-        path_weight=QUESTION_PATH_WEIGHT,  # a question: its words count in file paths too
         stem_below_coverage=STEM_BELOW_COVERAGE,  # word stems when its words do not meet in one chunk
     )
     assert requests[common_pb2.LEG_VECTOR] == vector_pb2.VectorSearchRequest(
@@ -78,18 +76,6 @@ def test_a_meaning_query_asks_keyword_and_vector_with_the_whole_query_and_filter
         path_glob="src/*",  # issue 20: the vector leg honours the glob too
         # no plain_static_query: the static tier's query is boosted in every mode (vector/query_boost.py)
     )
-
-
-def test_only_a_question_asks_the_keyword_leg_for_path_words() -> None:
-    def keyword_path_weight(query: str, **kw) -> float:  # type: ignore[no-untyped-def]
-        [request] = [p.request for p in plan_for(query, **kw).legs if p.leg == common_pb2.LEG_KEYWORD]
-        return float(request.path_weight)
-
-    assert QUESTION_PATH_WEIGHT > 0
-    assert keyword_path_weight("how are connections to the queue resolved") == QUESTION_PATH_WEIGHT
-    assert keyword_path_weight("Return a random URL-safe text string") == 0.0  # a statement, docstring-like
-    assert keyword_path_weight("retries with backoff") == 0.0
-    assert keyword_path_weight("how are retries done", mode=search_pb2.SEARCH_MODE_KEYWORD) == 0.0  # forced
 
 
 def test_forced_modes_naive_baseline_and_missing_services() -> None:

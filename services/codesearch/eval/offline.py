@@ -27,12 +27,12 @@ from google.protobuf.json_format import ParseDict
 
 from codesearch.eval.polyglot import CATEGORIES, PolyglotSet, load_set, merge_sets, summarize
 from codesearch.orchestrator.fanout import reference_hit, symbol_hit
-from codesearch.orchestrator.plan import LEG_SERVICE, LegPlan, Plan, Scope, keyword_path_weight, plan_search
+from codesearch.orchestrator.plan import LEG_SERVICE, LegPlan, Plan, Scope, plan_search
 from codesearch.orchestrator.query import SPECIFIC_WORDS, Query
 from codesearch.orchestrator.ranking import adaptive, boosts, fusion, recipe, signals
 from codesearch.orchestrator.ranking.signals import Params
 from codesearch.orchestrator.router import classify
-from codesearch.v1 import common_pb2, graph_pb2, keyword_pb2, search_pb2
+from codesearch.v1 import common_pb2, graph_pb2, search_pb2
 
 
 @dataclass(frozen=True)
@@ -48,9 +48,6 @@ class Variant:
     routed: bool = False  # True: each query's leg weights as the router gives them (weights then unused)
     rrf_scores: bool = (
         False  # True: one list too is scored 1/(k + rank) (the server keeps a lone leg's scores)
-    )
-    question_paths: bool = (
-        True  # a routed question's keyword leg counts path words (plan.keyword_path_weight)
     )
     score_fusion: bool = True  # routed meaning questions fuse the legs' scores (fusion.fuses_scores)
     specific_words: int = SPECIFIC_WORDS  # query.SPECIFIC_WORDS (0: no query is a long description)
@@ -82,8 +79,6 @@ class QueryLegs:
     vector: list[common_pb2.Hit]
     definitions: list[common_pb2.Hit]
     references: list[common_pb2.Hit]
-    # The keyword leg asked with path words (plan.QUESTION_PATH_WEIGHT); empty in dumps made before it.
-    keyword_paths: list[common_pb2.Hit] = field(default_factory=list)
     # (path, start_line, end_line) -> the graph's centrality, for structural questions (boosts.py)
     centrality: dict[tuple[str, int, int], float] = field(default_factory=dict)
 
@@ -108,30 +103,20 @@ def load_legs(path: str | Path) -> list[QueryLegs]:
                         _definition_hit(d, common_pb2.LEG_DEFINITION, i) for i, d in enumerate(defs)
                     ],
                     references=[_reference_hit(r, i) for i, r in enumerate(refs)],
-                    keyword_paths=[_hit(h) for h in legs.get("keyword_paths", [])],
                     centrality={(p, a, b): c for p, a, b, c in legs.get("centrality", [])},
                 )
             )
     return out
 
 
-def keyword_hits(q: QueryLegs, v: Variant) -> list[common_pb2.Hit]:
-    """The keyword leg's answer as the server asks it for this query (questions count path words)."""
-    if v.routed and v.question_paths and q.keyword_paths and keyword_path_weight(classify(q.query)) > 0:
-        return q.keyword_paths
-    return q.keyword
-
-
 # Every service a plan may ask: the dump recorded the keyword, vector and graph legs' answers.
 SERVICES = frozenset(LEG_SERVICE.values())
 
 
-def recorded(q: QueryLegs, v: Variant, p: LegPlan) -> list[common_pb2.Hit]:
+def recorded(q: QueryLegs, p: LegPlan) -> list[common_pb2.Hit]:
     """The recorded answer of the leg a plan asks (nothing for legs a dump does not record: trigram, impact)."""
-    if p.leg == common_pb2.LEG_KEYWORD:
-        asked_paths = isinstance(p.request, keyword_pb2.KeywordSearchRequest) and p.request.path_weight > 0
-        return q.keyword_paths if asked_paths and v.question_paths and q.keyword_paths else q.keyword
     by_leg = {
+        common_pb2.LEG_KEYWORD: q.keyword,
         common_pb2.LEG_VECTOR: q.vector,
         common_pb2.LEG_DEFINITION: q.definitions,
         common_pb2.LEG_REFERENCES: q.references,
@@ -142,7 +127,7 @@ def recorded(q: QueryLegs, v: Variant, p: LegPlan) -> list[common_pb2.Hit]:
 def answered(q: QueryLegs, v: Variant, plan: Plan, query: Query) -> list[fusion.RankedList]:
     """The lists the server's fan-out would fuse for this plan: each asked leg's recorded answer, the vector
     leg's dropped where the keyword leg's settles the query."""
-    lists = [(p.leg, p.weight, recorded(q, v, p)[: v.depth]) for p in plan.legs if p.request is not None]
+    lists = [(p.leg, p.weight, recorded(q, p)[: v.depth]) for p in plan.legs if p.request is not None]
     keyword = next((hits for leg, _w, hits in lists if leg == common_pb2.LEG_KEYWORD), [])
     coverage = adaptive.keyword_coverage(query, keyword)
     if plan.settles and adaptive.decisive(plan.route.intent, coverage):
@@ -166,7 +151,7 @@ def routed_lists(q: QueryLegs, v: Variant, query: Query) -> tuple[Plan, list[fus
 def fixed_lists(q: QueryLegs, v: Variant) -> list[fusion.RankedList]:
     """The lists of a variant with fixed leg weights."""
     available = {
-        "keyword": (common_pb2.LEG_KEYWORD, keyword_hits(q, v)),
+        "keyword": (common_pb2.LEG_KEYWORD, q.keyword),
         "vector": (common_pb2.LEG_VECTOR, q.vector),
         "definition": (common_pb2.LEG_DEFINITION, q.definitions),
         "references": (common_pb2.LEG_REFERENCES, q.references),
@@ -268,16 +253,14 @@ def ablations(base: Variant) -> list[Variant]:
             "-question_saturation",
             lambda x: dataclasses.replace(x, question_saturation_decay=x.saturation_decay),
         ),
-        ("-path_share", lambda x: dataclasses.replace(x, path_word_max_share=1.0)),
         ("-repo_name", lambda x: dataclasses.replace(x, skip_repository_name=False)),
     ]
-    plain_keyword = dataclasses.replace(base, name="-question_paths", question_paths=False)
     ranks_only = dataclasses.replace(base, name="-score_fusion", score_fusion=False)
     not_specific = dataclasses.replace(base, name="-specific", specific_words=0)
     return (
         [base]
         + [dataclasses.replace(base, name=name, params=fn(p)) for name, fn in off]
-        + [plain_keyword, ranks_only, not_specific]
+        + [ranks_only, not_specific]
     )
 
 

@@ -29,7 +29,6 @@ from codesearch.common.errors import MODEL_LOADING
 from codesearch.eval.harness import MODES, RERANK, SEARCH_TIMEOUT_S, Variant, vector_tier
 from codesearch.eval.polyglot import PolyglotSet, PolyQuery
 from codesearch.orchestrator.plan import (
-    QUESTION_PATH_WEIGHT,
     Scope,
     keyword_stem_coverage,
     routed_vector_request,
@@ -231,8 +230,8 @@ def dump_legs(
     concurrency: int = 1,
     progress: Callable[[int], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Per query: {"query_id", "repo", "query", "legs": {"keyword": [hit...], "keyword_paths": [hit...] (asked with
-    plan.QUESTION_PATH_WEIGHT; both with word stems where routed `auto` asks for them), "vector": [hit...],
+    """Per query: {"query_id", "repo", "query", "legs": {"keyword": [hit...] (with word stems where routed `auto`
+    asks for them), "vector": [hit...],
     "definition": {name: [symbol...]}, "callers": {name: [reference...]}}}, each leg's own RPC answer (asked on
     the same server, which hosts every service), before any fusion, boost or per-file cut."""
     keyword = keyword_pb2_grpc.KeywordServiceStub(channel)
@@ -250,20 +249,8 @@ def dump_legs(
             ),
             timeout=t,
         )
-        # The keyword leg as a routed question asks it (plan.py: path words count), so the replay matches.
-        kw_paths = keyword.KeywordSearch(
-            keyword_pb2.KeywordSearchRequest(
-                repositories=repos,
-                query=q.text,
-                limit=LEG_DUMP_DEPTH,
-                path_weight=QUESTION_PATH_WEIGHT,
-                stem_below_coverage=stem_below,
-            ),
-            timeout=t,
-        )
         legs: dict[str, Any] = {
             "keyword": _dicts(kw.hits),
-            "keyword_paths": _dicts(kw_paths.hits),
             "definition": {},
             "callers": {},
         }
@@ -303,7 +290,7 @@ def _centrality(graph: graph_pb2_grpc.GraphServiceStub, legs: dict[str, Any], ti
     """[path, start_line, end_line, centrality] of every place the legs found: the server boosts the fused head
     by it for structural questions (ranking/boosts.py), so the replay needs it (asked for every query, so that
     variants may try it for others)."""
-    hits = legs["keyword"] + legs["keyword_paths"] + legs.get("vector", [])
+    hits = legs["keyword"] + legs.get("vector", [])
     hits += [h for found in (*legs["definition"].values(), *legs["callers"].values()) for h in found]
     places = sorted(
         {

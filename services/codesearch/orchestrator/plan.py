@@ -14,7 +14,6 @@ from typing import Any
 from google.protobuf.message import Message
 
 from codesearch.common.errors import invalid
-from codesearch.orchestrator.expansion import expand
 from codesearch.orchestrator.query import Query, QueryLike, as_query
 from codesearch.orchestrator.ranking import adaptive
 from codesearch.orchestrator.ranking.fusion import Leg, fuses_scores
@@ -22,15 +21,6 @@ from codesearch.orchestrator.router import DIRECT_CONFIDENCE, Route, weights_for
 from codesearch.v1 import common_pb2, graph_pb2, keyword_pb2, search_pb2, vector_pb2
 
 LEG_DEPTH = 50  # hits asked of each leg: enough for fusion to find agreement below the top 10
-# A question ("how does X work", router rule "question") asks the keyword leg to count its words in file paths
-# too: polyglot answers to such questions are whole files. Polyglot NDCG@10 through the server, fit half 0.865 ->
-# 0.872 (every query asked: 0.2 0.864, 0.5 0.864, 0.7 0.868, 1.0 0.871, 1.5 0.864, 2.0 0.859); held-out 0.849 ->
-# 0.856, architecture 0.798 -> 0.816. Statements are left alone: asked for every query it cost the stdlib concept
-# class 0.944 -> 0.934 ("... in Base64 encoding" -> base64.py) and the paraphrase set 0.170 -> 0.160.
-QUESTION_PATH_WEIGHT = 1.0
-# Keyword-leg query expansion (expansion.py). Off: on the dev set it lowered keyword MRR@10 from 0.880 to 0.868
-# (concept 0.913 → 0.895): extra terms dilute the exact wording that docstring and message queries carry.
-USE_QUERY_EXPANSION = False
 # A long description of one function (Query.is_specific: more than 8 content words, e.g. "how does dict-style log
 # setup wrap nested dicts and lists so prefixed strings get resolved lazily") names what the code does in words the
 # code seldom repeats: the vector leg leads (its weight times this), asked with token late interaction,
@@ -226,8 +216,7 @@ def _forced(
 def _routed_request(leg: Leg, route: Route, query: Query, target: str, scope: Scope) -> Message:
     """What a routed leg is asked: meaning legs the whole query, exact and structural legs the router's target."""
     if leg == common_pb2.LEG_KEYWORD:
-        path_weight, stems = keyword_path_weight(route), keyword_stem_coverage(route, query)
-        return keyword_request(query.text, scope, path_weight, stems)
+        return keyword_request(query.text, scope, keyword_stem_coverage(route, query))
     if leg == common_pb2.LEG_TRIGRAM:
         return grep_request(target, False, scope)
     if leg == common_pb2.LEG_VECTOR:
@@ -239,11 +228,6 @@ def _routed_request(leg: Leg, route: Route, query: Query, target: str, scope: Sc
     return impact_request(target, scope)
 
 
-def keyword_path_weight(route: Route) -> float:
-    """How much a routed query's words count in file paths at the keyword leg (eval/offline.py replays it)."""
-    return QUESTION_PATH_WEIGHT if route.rule == "question" else 0.0
-
-
 def keyword_stem_coverage(route: Route, query: QueryLike) -> float:
     """Below what share of its words in the first hit a routed query's keyword answer turns to word stems
     (STEM_BELOW_COVERAGE; 0: never)."""
@@ -253,17 +237,14 @@ def keyword_stem_coverage(route: Route, query: QueryLike) -> float:
 
 
 def keyword_request(
-    query: str, scope: Scope, path_weight: float = 0.0, stem_below_coverage: float = 0.0
+    query: str, scope: Scope, stem_below_coverage: float = 0.0
 ) -> keyword_pb2.KeywordSearchRequest:
-    if USE_QUERY_EXPANSION:
-        query = " ".join([query, *expand(query)])
     return keyword_pb2.KeywordSearchRequest(
         repositories=scope.repositories,
         query=query,
         limit=LEG_DEPTH,
         languages=scope.languages,
         path_glob=scope.path_glob,
-        path_weight=path_weight,
         stem_below_coverage=stem_below_coverage,
     )
 

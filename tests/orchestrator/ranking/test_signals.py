@@ -298,21 +298,6 @@ def test_an_abbreviated_file_name_matches_the_query_word() -> None:
     assert paths(ranked)[0] == "command/clean.py:12"  # the symptom, without the rule
 
 
-def test_a_folder_most_candidates_share_is_not_a_path_word() -> None:
-    # chi: "middleware" names the folder of most candidates, so only "chains" ~ chain.go tells a file apart.
-    p = dataclasses.replace(NONE, stem_boost=1.0)
-    cands = [hit(f"middleware/{n}.go", 1, 9) for n in ("compress", "realip", "logger")] + [
-        hit("chain.go", 1, 9)
-    ]
-    ranked = rank(fused(*cands), "how middleware chains are ordered", [], p=p)
-    assert paths(ranked)[0] == "chain.go:1"
-    boosted = {f.hit.location.path for f in ranked if any(b.name == "path_words" for b in f.boosts)}
-    assert boosted == {"chain.go"}
-    every = dataclasses.replace(p, path_word_max_share=1.0)  # the rule off: the folder word lifts all of them
-    ranked = rank(fused(*cands), "how middleware chains are ordered", [], p=every)
-    assert paths(ranked)[0] == "middleware/compress.go:1"
-
-
 def test_the_repository_name_is_not_a_path_word() -> None:
     p = dataclasses.replace(NONE, stem_boost=1.0)
 

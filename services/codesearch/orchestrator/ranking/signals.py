@@ -53,15 +53,9 @@ class Params:
     # 0.857), held-out 0.848 either way, paraphrases 0.165 either way (offline, static vector tier). Before it,
     # "how are temporary directories cleaned up" ranked distutils/command/clean.py above tempfile.py.
     stem_common: int = 4
-    # A query word that matches the name or folder of more than this share of the candidate files says nothing
-    # about which file answers (chi's "middleware" folder holds most of its files, so every middleware/*.go rose
-    # above chain.go for "how middleware chains are composed"): it gets no path say. Offline replay of the
-    # server's legs (exact: eval/offline.py), fit 0.872 -> 0.877 (0.4: 0.873, 0.6: 0.874, 0.7: 0.872; a linear
-    # fade 1 - share: 0.871, 1 - share/2: 0.873); held-out 0.856 -> 0.860, chi 0.758 -> 0.804. 1.0: off.
-    path_word_max_share: float = 0.5
     # The repository's own name in a question ("how does FastAPI run ...", "how chi resolves ...") names the
-    # project, not a file: it is not a path word (chi.go, curl_*.c, fastapi/ matched it). With the share rule,
-    # fit 0.877 -> 0.878, held-out 0.860 -> 0.863 (trpc 0.871 -> 0.926, curl 0.713 -> 0.696).
+    # project, not a file: it is not a path word (chi.go, curl_*.c, fastapi/ matched it). Fit 0.877 -> 0.878,
+    # held-out 0.860 -> 0.863 (trpc 0.871 -> 0.926, curl 0.713 -> 0.696).
     skip_repository_name: bool = True
     # The best chunk of each file gains 0.2 x the best score x the file's share of the top file's summed score.
     # Without it fit 0.850 -> 0.834; earlier 0.1: -0.009, 0.3: +0.004 but the stdlib paraphrase set 0.152 -> 0.142.
@@ -220,8 +214,8 @@ def boost_definitions(
 
 def boost_path_words(cands: list[FusedHit], query: Query, p: Params = SHIPPED) -> None:
     """Sentence queries: chunks whose file name or folder holds the query's words gain stem_boost x best score x
-    the share of words matched (prefixes of 3+ letters count: 'dependency' ~ 'dependencies'). A word that most
-    candidate files match, or the repository's own name, does not count."""
+    the share of words matched (prefixes of 3+ letters count: 'dependency' ~ 'dependencies'). The repository's
+    own name does not count."""
     if query.is_symbol or not cands or query.is_specific or not p.stem_boost:
         return
     words = set(query.words)
@@ -231,15 +225,14 @@ def boost_path_words(cands: list[FusedHit], query: Query, p: Params = SHIPPED) -
         return
     unit = max(f.score for f in cands) * p.stem_boost
     parts_of = {_path(f): _path_parts(_path(f)) for f in cands}
-    telling = _telling_words(words, list(parts_of.values()), p)
     boosted_files: set[tuple[str, str]] = set()
     for f in sorted(cands, key=lambda f: -f.score) if p.stem_once_per_file else cands:
         if p.stem_once_per_file and _file(f) in boosted_files:
             continue
         matched = _matched_words(words, parts_of[_path(f)], p.stem_common)
         ratio = len(matched) / len(words)
-        if matched & telling and ratio >= p.stem_min_ratio:
-            _add(f, "path_words", unit * len(matched & telling) / len(words))
+        if matched and ratio >= p.stem_min_ratio:
+            _add(f, "path_words", unit * ratio)
             boosted_files.add(_file(f))
 
 
@@ -255,14 +248,6 @@ def _path_parts(path: str) -> set[str]:
     if pure.parent.name:
         parts.update(split_identifier(pure.parent.name))
     return parts
-
-
-def _telling_words(words: set[str], files: list[set[str]], p: Params) -> set[str]:
-    """The query words that match the path of at most path_word_max_share of the candidate files."""
-    limit = p.path_word_max_share * len(files)
-    return {
-        w for w in words if sum(1 for parts in files if _matched_words({w}, parts, p.stem_common)) <= limit
-    }
 
 
 def _matched_words(words: set[str], parts: set[str], common: int = 0) -> set[str]:
