@@ -112,12 +112,11 @@ def index_repo(repo: RepoFiles, db: Path) -> RepoFigures:
     try:
         (call_edges,) = conn.execute("SELECT count(*) FROM call_targets").fetchone()
         (import_edges,) = conn.execute(
-            "SELECT count(*) FROM imports WHERE target_file_id IS NOT NULL"
+            "SELECT count(*) FROM imports WHERE target_file_id NOT NULL"
         ).fetchone()
         (n_defs,) = conn.execute("SELECT count(*) FROM defs").fetchone()
     finally:
         conn.close()
-    by_lang: Counter[str] = Counter(f.language or "(none)" for f in inputs)
     with_grammar = [f for f in inputs if f.extraction is not None]
     return RepoFigures(
         files=len(inputs),
@@ -127,7 +126,7 @@ def index_repo(repo: RepoFiles, db: Path) -> RepoFigures:
         call_edges=call_edges,
         import_edges=import_edges,
         chunks=chunks,
-        languages=dict(by_lang.most_common()),
+        languages=dict(Counter(f.language or "(none)" for f in inputs).most_common()),
     )
 
 
@@ -351,7 +350,6 @@ class Score:
 
 
 def _names(pairs: Iterable[tuple[int, str]] | Iterable[list[Any]]) -> set[tuple[int, str]]:
-    """(line, name) pairs from the extractor, or [line, name] lists from an answer file (JSON)."""
     return {(int(line), str(name).strip("`")) for line, name in pairs}
 
 
