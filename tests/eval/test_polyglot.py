@@ -210,3 +210,13 @@ def test_confidence_is_reported_per_category_within_each_half(polyglot: Path) ->
     assert in_bins[0.95]["hit1"] == 1.0 and in_bins[0.0]["hit1"] == 0.0
     text = format_calibration("auto", cal)
     assert "split:held-out/semantic" in text and "hit@1 per confidence bin, held-out:" in text
+
+
+def test_scored_runs_of_two_builds_are_named_by_their_folders(tmp_path: Path) -> None:
+    from codesearch.cli.eval_polyglot import score_run_names
+
+    before, after = tmp_path / "before" / "run-auto.jsonl", tmp_path / "after" / "run-auto.jsonl"
+    assert score_run_names([before, after]) == ["before", "after"]  # README: --paired before after
+    assert score_run_names([before, tmp_path / "x" / "run-keyword.jsonl"]) == ["auto", "keyword"]
+    with pytest.raises(ValueError, match="both be named 'before'"):
+        score_run_names([before, tmp_path / "before" / "sub" / ".." / "run-auto.jsonl"])

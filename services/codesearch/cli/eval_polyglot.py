@@ -166,6 +166,20 @@ def _cross_validation(args: argparse.Namespace, pset: PolyglotSet, records: dict
     return "\n\n".join(parts)
 
 
+def score_run_names(paths: list[Path]) -> list[str]:
+    """The name each scored run file goes by (what --paired and --choose name): its file name without `run-`,
+    or, where two files share that name (before/run-auto.jsonl, after/run-auto.jsonl), its folder's name."""
+    stems = [p.stem.removeprefix("run-") for p in paths]
+    names = [
+        p.resolve().parent.name if stems.count(stem) > 1 else stem
+        for p, stem in zip(paths, stems, strict=True)
+    ]
+    clashes = sorted({n for n in names if names.count(n) > 1})
+    if clashes:
+        raise ValueError(f"--score: two run files would both be named {clashes[0]!r}; rename one")
+    return names
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         pset = _select(args)
@@ -175,11 +189,12 @@ def run(args: argparse.Namespace) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     runs: dict[str, dict[str, Any]] = {}
     if args.score:
-        for p in args.score:
-            try:
-                runs[Path(p).stem.removeprefix("run-")] = {"run_file": str(p), "records": read_run(p)}
-            except (OSError, ValueError) as e:
-                return _err(str(e))
+        try:
+            names = score_run_names([Path(p) for p in args.score])
+            for name, p in zip(names, args.score, strict=True):
+                runs[name] = {"run_file": str(p), "records": read_run(p)}
+        except (OSError, ValueError) as e:
+            return _err(str(e))
     else:
         code = _run_server(args, pset, out_dir, runs)
         if code:
