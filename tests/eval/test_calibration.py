@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from codesearch.eval.calibration import auroc, calibration
+import pytest
+from codesearch.eval.calibration import auroc, calibration, expected_calibration_error
 from codesearch.eval.runfile import Query
 
 
@@ -29,3 +30,13 @@ def test_calibration_bins_hit_at_1_by_confidence() -> None:
     assert cal is not None and cal["auroc"] == 1.0 and cal["n"] == 4
     by_from = {b["from"]: b for b in cal["bins"]}
     assert by_from[0.95]["hit1"] == 1.0 and by_from[0.0]["hit1"] == 0.0
+
+
+def test_expected_calibration_error_is_the_gap_between_confidence_and_hit_rate() -> None:
+    # Calibrated: 0.9 right 9 times in 10, 0.2 right 1 time in 5.
+    calibrated = [(0.9, i < 9) for i in range(10)] + [(0.2, i < 1) for i in range(5)]
+    assert expected_calibration_error(calibrated) == pytest.approx(0.0)
+    # Under-confident: 0.3 where 8 of 10 are right: the gap is 0.5 over every answer.
+    assert expected_calibration_error([(0.3, i < 8) for i in range(10)]) == pytest.approx(0.5)
+    assert expected_calibration_error([(1.0, True)]) == pytest.approx(0.0)  # 1.0 falls in the last bin
+    assert expected_calibration_error([]) is None

@@ -1,4 +1,5 @@
-"""Does the server's confidence predict a correct top hit? AUROC, and hit@1 per confidence bin."""
+"""Does the server's confidence predict a correct top hit? AUROC, expected calibration error, and hit@1 per
+confidence bin."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from codesearch.eval.metrics import score_one
 from codesearch.eval.runfile import Query
 
 BINS = (0.0, 0.5, 0.7, 0.85, 0.95, 1.0001)  # coarse bins: enough queries in each to read hit@1 from
+ECE_BINS = 10  # equal-width bins of the expected calibration error (the usual 10)
 
 
 def auroc(scores: Sequence[float], labels: Sequence[bool]) -> float | None:
@@ -31,8 +33,21 @@ def auroc(scores: Sequence[float], labels: Sequence[bool]) -> float | None:
     return (pos_rank_sum - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg))
 
 
+def expected_calibration_error(pairs: Sequence[tuple[float, bool]], n_bins: int = ECE_BINS) -> float | None:
+    """How far confidence is from the hit@1 it predicts: over equal-width bins of confidence, the share of
+    answers in each bin times |mean confidence - hit@1| there, summed. 0 is calibrated; None for no answers."""
+    if not pairs:
+        return None
+    binned: dict[int, list[tuple[float, bool]]] = {}
+    for c, y in pairs:
+        binned.setdefault(min(int(c * n_bins), n_bins - 1), []).append((c, y))
+    gap = sum(abs(sum(c for c, _ in b) - sum(y for _, y in b)) for b in binned.values())
+    return gap / len(pairs)
+
+
 def calibration(queries: Sequence[Query], runs: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
-    """AUROC of confidence for hit@1 and the hit@1 of each confidence bin; None when the run has no confidence."""
+    """AUROC of confidence for hit@1, its expected calibration error and the hit@1 of each confidence bin; None
+    when the run has no confidence."""
     pairs = []
     for q in queries:
         run = runs.get(q.id)
@@ -43,6 +58,7 @@ def calibration(queries: Sequence[Query], runs: Mapping[str, Mapping[str, Any]])
         return None
     return {
         "auroc": auroc([c for c, _ in pairs], [y for _, y in pairs]),
+        "ece": expected_calibration_error(pairs),
         "n": len(pairs),
         "bins": bins(pairs),
     }
@@ -71,6 +87,8 @@ def format_calibration(name: str, cal: Mapping[str, Any]) -> str:
         if a is not None
         else f"confidence of {name}: AUROC undefined (all right or all wrong)"
     ]
+    if cal.get("ece") is not None:  # summaries written before it have none
+        lines.append(f"  expected calibration error {cal['ece']:.3f}")
     return "\n".join(lines + format_bins(cal["bins"]))
 
 

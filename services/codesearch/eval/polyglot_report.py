@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from codesearch.eval.calibration import auroc, bins, format_bins
+from codesearch.eval.calibration import auroc, bins, expected_calibration_error, format_bins
 from codesearch.eval.polyglot import (
     CATEGORIES,
     FIT_REPOS,
@@ -106,9 +106,9 @@ def format_report(runs: Mapping[str, Mapping[str, Any]], pset: PolyglotSet) -> s
 
 
 def calibration(pset: PolyglotSet, run: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
-    """AUROC of the response's confidence for a correct top hit, overall, per category, per half and per category
-    within each half, and the hit@1 of each confidence bin, over all queries and over the held-out half; None
-    when the run has no confidence (baselines)."""
+    """AUROC and expected calibration error of the response's confidence for a correct top hit, overall, per
+    category, per half and per category within each half, and the hit@1 of each confidence bin, over all queries
+    and over the held-out half; None when the run has no confidence (baselines)."""
     pairs: list[tuple[str, str, float, bool]] = []
     for q in pset.queries:
         rec = run.get(q.qid)
@@ -121,7 +121,12 @@ def calibration(pset: PolyglotSet, run: Mapping[str, Mapping[str, Any]]) -> dict
         return None
 
     def au(sel: list[tuple[str, str, float, bool]]) -> dict[str, Any]:
-        return {"auroc": auroc([c for *_, c, _ in sel], [y for *_, y in sel]), "n": len(sel)}
+        scored = [(c, y) for *_, c, y in sel]
+        return {
+            "auroc": auroc([c for c, _ in scored], [y for _, y in scored]),
+            "ece": expected_calibration_error(scored),
+            "n": len(sel),
+        }
 
     out: dict[str, Any] = {"ALL": au(pairs)}
     for c in CATEGORIES:
@@ -140,11 +145,12 @@ def _bins(pairs: list[tuple[str, str, float, bool]]) -> list[dict[str, Any]]:
 
 
 def format_calibration(name: str, cal: Mapping[str, Any]) -> str:
-    lines = [f"confidence of {name}: AUROC for a correct top hit"]
+    lines = [f"confidence of {name}: AUROC and expected calibration error (ECE) for a correct top hit"]
     halves = [f"split:{h}{c}" for h in ("fit", "held-out") for c in ("", *(f"/{c}" for c in CATEGORIES))]
     for key in ("ALL", *CATEGORIES, *halves):
         row = cal.get(key) or {}
-        lines.append(f"  {key:<27} {_f(row.get('auroc')):>7}  over {row.get('n', 0)} queries")
+        ece = f"  ECE {_f(row['ece'])}" if row.get("ece") is not None else ""
+        lines.append(f"  {key:<27} {_f(row.get('auroc')):>7}{ece}  over {row.get('n', 0)} queries")
     for title, key in (("all queries", "bins"), ("held-out", "bins_held_out")):
         if key not in cal:
             continue  # a summary written before the held-out bins

@@ -68,3 +68,23 @@ def test_meaning_answers_are_capped_and_names_are_not() -> None:
     assert 0.5 < top <= confidence.SENTENCE_CAP
     name = confidence.confidence(clear, 1.0, 1.0, ranked_by_signals=True, query="Router", sentence=False)
     assert name > confidence.SENTENCE_CAP
+
+
+def test_routed_meaning_answers_are_mapped_by_the_calibration_and_keep_their_order() -> None:
+    """MEANING_CALIBRATION is monotone (the order of answers, and so AUROC, stays) and raises what the models say
+    for a routed meaning question (they under-promise on unseen code); other answers are left as the models say."""
+    conf = partial(confidence.confidence, intent_confidence=0.4, keyword_coverage=0.3, ranked_by_signals=True)
+    weak = fuse([(common_pb2.LEG_KEYWORD, 1.0, KEYWORD)], 40)
+    strong = fuse(
+        [(common_pb2.LEG_KEYWORD, 1.0, KEYWORD), (common_pb2.LEG_VECTOR, 1.0, [hit("router.go", 1)])], 40
+    )
+    how = "how routing works"
+    raw = [conf(f, query=how) for f in (weak, strong)]
+    mapped = [conf(f, query=how, meaning=True) for f in (weak, strong)]
+    assert raw[0] < raw[1] and mapped[0] < mapped[1]
+    assert all(m > r for m, r in zip(mapped, raw, strict=True))
+    assert mapped == [confidence.calibrated(p) for p in raw]
+    ps = [i / 100 for i in range(101)]
+    assert [confidence.calibrated(p) for p in ps] == sorted(confidence.calibrated(p) for p in ps)
+    assert 0.0 < confidence.calibrated(0.0) < confidence.calibrated(1.0) < 1.0
+    assert confidence.confidence([], 1.0, 1.0, ranked_by_signals=True, meaning=True) == 0.0
