@@ -19,11 +19,12 @@ from codesearch.vector.tier_models import shared_embedder
 
 from tests.vector import test_vector_tiers as _tiers  # its corpus, helpers and fixtures
 
-serve, static_ready, corpus_files, update = (
+serve, static_ready, corpus_files, update, settings = (
     _tiers.serve,
     _tiers.static_ready,
     _tiers.corpus_files,
     _tiers.update,
+    _tiers.settings,  # both tiers: the transformer tier's candidates are re-scored too
 )
 
 pytestmark = pytest.mark.model

@@ -49,6 +49,12 @@ serve = _service_tests.serve  # the fixture
 pytestmark = pytest.mark.model
 
 
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """Both tiers, as `CODESEARCH_VECTOR_TIERS=static,transformer` asks (the default is the static tier alone)."""
+    return replace(settings, vector_tiers="static,transformer")
+
+
 @pytest.fixture(scope="module")
 def static_ready() -> None:
     """The default static model made from the bundled MiniLM into the machine's model cache (distilled once per
