@@ -121,6 +121,22 @@ def test_the_product_never_imports_the_laboratory() -> None:
     assert not found, f"the product imports the laboratory: {found}"
 
 
+def test_usearch_is_imported_only_through_the_vector_package() -> None:
+    """onnxruntime segfaults while importing once usearch is loaded (vector/__init__.py): codesearch.vector loads
+    it first, so every other module takes `Index` from there (bench/vector_recall.py crashed at start before)."""
+    found = []
+    for root in (PACKAGE, PACKAGE.parent / "codesearch_lab"):
+        for path in root.rglob("*.py"):
+            if path == PACKAGE / "vector" / "__init__.py":
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+                names += [a.name for a in node.names] if isinstance(node, ast.Import) else []
+                if any(n == "usearch" or n.startswith("usearch.") for n in names):
+                    found.append(str(path.relative_to(root.parent)))
+    assert not found, f"usearch imported directly (import Index from codesearch.vector): {found}"
+
+
 LEG_FOLDERS = ("keyword", "vector", "graph", "rerank", "orchestrator")
 # Training and research code: the laboratory, and modules that left the package (moved to codesearch_lab or
 # deleted, see services/codesearch_lab/RECIPES.md); no leg may import them, even if one came back.

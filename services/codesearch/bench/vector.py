@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from usearch.index import Index, MetricKind
 
+from codesearch.vector import Index, MetricKind
 from codesearch.vector import tier_index as store
 
 DIMS = 384  # all-MiniLM-L6-v2

@@ -18,9 +18,11 @@ import os
 import statistics
 import tempfile
 import time
+from typing import Any
 
 import numpy as np
-from usearch.index import Index
+
+from codesearch.vector import Index
 
 K = 10  # recall@10: what a user sees
 LEG_K = 50  # recall@50: what the orchestrator asks the vector leg for (search.LEG_DEPTH)
@@ -51,6 +53,23 @@ def grow(keys: np.ndarray, vectors: np.ndarray, n: int) -> tuple[np.ndarray, np.
     return np.concatenate([keys, new_keys]), np.concatenate([vectors, synth]).astype(np.float32)
 
 
+def query_model(dims: int) -> Any:
+    """The configured model whose vectors the index holds: the static tier's (plain static queries) or the
+    transformer's, told apart by their dimensions."""
+    from codesearch.config import Settings
+    from codesearch.vector.embedder import STATIC_BACKEND, Embedder
+
+    settings = Settings.from_env()
+    for name, backend in (
+        (settings.static_model, STATIC_BACKEND),
+        (settings.embed_model, settings.embed_backend),
+    ):
+        emb = Embedder(name, backend, model_cache=settings.model_cache)
+        if emb.load() and emb.dims == dims:
+            return emb
+    raise SystemExit(f"neither the static model nor {settings.embed_model} makes {dims}-dimension vectors")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--index", required=True, help="a saved .usearch file of the vector leg")
@@ -67,8 +86,6 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from codesearch.vector.embedder import Embedder
-
     saved = Index.restore(args.index, view=True)
     if saved is None:
         raise SystemExit(f"{args.index}: not a usearch index")
@@ -82,8 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         with open(path, encoding="utf-8") as fh:
             texts += [json.loads(line)["query"] for line in fh if line.strip()]
     texts = texts[: args.max_queries]
-    emb = Embedder("all-MiniLM-L6-v2")
-    emb.load()
+    emb = query_model(vectors.shape[1])
     queries = np.stack([emb.encode_query(t) for t in texts]).astype(np.float32)
     print(f"{len(vectors)} vectors of {vectors.shape[1]} dims; {len(queries)} real queries")
 

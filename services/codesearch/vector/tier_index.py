@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Protocol
 
 import numpy as np
-from usearch.index import Index, MetricKind
+
+from codesearch.vector import Index, MetricKind
 
 log = logging.getLogger(__name__)
 
