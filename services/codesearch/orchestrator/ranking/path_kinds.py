@@ -13,13 +13,8 @@ TEST_FILE = re.compile(
     r"|[^/]*\.(?:test|spec)\.[jt]sx?|test_helpers?[^/]*\.\w+)$"
 )
 TEST_DIR = re.compile(r"(?:^|/)(?:tests?|__tests__|spec|testing)(?:/|$)")
-# A test file by name or folder: what the signals' recipe (signals.SHIPPED) demotes.
+# A test file by name or folder: what both ranking recipes (ranking/recipe.py) demote.
 SIGNALS_TEST_PATH = re.compile(rf"(?:{TEST_FILE.pattern})|(?:{TEST_DIR.pattern})")
-# What the plain recipe (recipe.PLAIN) counts as a test, from before the signals: the standard-library classes it
-# ranks were tuned with it. Not yet measured against SIGNALS_TEST_PATH for those classes.
-PLAIN_TEST_PATH = re.compile(
-    r"(^|/)(tests?|__tests__|spec)/|(^|/)test_[^/]*$|_test\.(go|py)$|\.(test|spec)\.[jt]sx?$"
-)
 # Generated, vendored, built or minified code: rarely what anyone is looking for.
 GENERATED_PATH = re.compile(
     r"(^|/)(vendor|third_party|node_modules|dist|build|target|generated|gen)/|_pb2(_grpc)?\.py$|\.pb\.go$|\.min\.(js|css)$|\.generated\.",

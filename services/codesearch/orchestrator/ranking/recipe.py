@@ -25,7 +25,6 @@ from codesearch.orchestrator.ranking.path_kinds import (
     DOCS_FILE,
     EXAMPLE_DIR,
     GENERATED_PATH,
-    PLAIN_TEST_PATH,
     REEXPORT_FILES,
     TYPE_DECLARATION,
 )
@@ -37,6 +36,8 @@ from codesearch.v1 import common_pb2
 # the query is about tests (tests mention everything they test), a file's 2nd hit x0.85 and its 3rd x0.72, at most
 # 3 (diversity without hiding a hot file; beyond three chunks of one file the rest add nothing a reader would
 # not open anyway). The decay on the dev set's tune half (auto, concept MRR@10): 0.7 0.923, 0.85 0.931, none 0.929.
+# Tests are what SHIPPED counts as tests (path_kinds.SIGNALS_TEST_PATH); the older regex of this recipe went, losing
+# nothing: 57 development repositories `auto` identical, `keyword` +0.001 [+0.000, +0.002], stdlib sets identical.
 PLAIN = replace(
     signals.without_path_penalties(SHIPPED),
     definition_boost=0.0,
@@ -45,7 +46,6 @@ PLAIN = replace(
     vector_coherence=0.0,
     generated_penalty=0.5,
     test_penalty=0.8,
-    test_path=PLAIN_TEST_PATH,
     saturation_decay=0.85,
     question_saturation_decay=0.85,
     max_per_file=3,
