@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from pathlib import PurePosixPath
 
 from codesearch.orchestrator.query import Query
 from codesearch.orchestrator.query_terms import content_words, is_symbol_query, query_names, split_identifier
@@ -310,3 +311,48 @@ def test_the_repository_name_is_not_a_path_word() -> None:
 
     assert top(p) == "tree.go:1"  # the question names the project, not chi.go
     assert top(dataclasses.replace(p, skip_repository_name=False)) == "chi.go:1"
+
+
+def test_a_names_reexporting_file_follows_its_definition() -> None:
+    """jinja2's StrictUndefined: runtime.py defines it, the package's __init__.py re-exports it; users import it
+    from the package, so the barrel comes second, not 19th. A barrel of another package, or one that is not in the
+    definition's folder or above, stays where it was; so does a header beside a header definition."""
+    definition = common_pb2.Location(repository="r", path="jinja2/runtime.py", start_line=10, end_line=30)
+    cands = fused(
+        hit("jinja2/runtime.py", 10, 30, snippet="class StrictUndefined(Undefined):"),
+        hit("jinja2/sandbox.py", 1, 9),
+        hit("jinja2/environment.py", 1, 9),
+        hit("jinja2/ext/__init__.py", 1, 9),  # below the definition's folder: not its package's barrel
+        hit("jinja2/__init__.py", 1, 9, snippet="from .runtime import StrictUndefined as StrictUndefined"),
+    )
+    ranked = rank(cands, "StrictUndefined", [definition])
+    assert paths(ranked)[:2] == ["jinja2/runtime.py:10", "jinja2/__init__.py:1"]
+    assert ranked[1].score >= ranked[2].score * (1 - 1e-9)  # scores still read best first
+    assert any(b.name == "follows_definition" for b in ranked[1].boosts)
+    off = rank(
+        cands, "StrictUndefined", [definition], p=dataclasses.replace(signals.SHIPPED, follow_reexports=False)
+    )
+    assert paths(off)[1] != "jinja2/__init__.py:1"
+    # A sentence is no bare name: nothing moves.
+    assert paths(rank(cands, "how is StrictUndefined raised", [definition]))[1] != "jinja2/__init__.py:1"
+    # A C function's header declares it; a header definition's sibling header does not.
+    assert (
+        second_place(
+            "lib/common/entropy.c", "HUF_readStats", "size_t HUF_readStats(void)", "lib/common/huf.h"
+        )
+        == "huf.h"
+    )
+    assert (
+        second_place("include/path.h", "path_component", "class path_component {", "include/date_time.h")
+        == "other.cpp"
+    )
+
+
+def second_place(definition_path: str, name: str, definition_line: str, header: str) -> str:
+    """The file name in second place for `name`, among its definition, a source file elsewhere and `header` (in
+    that order, by fused score)."""
+    where = common_pb2.Location(repository="r", path=definition_path, start_line=1, end_line=9)
+    cands = fused(
+        hit(definition_path, 1, 9, snippet=definition_line), hit("src/other.cpp", 1, 9), hit(header, 1, 9)
+    )
+    return PurePosixPath(rank(cands, name, [where])[1].hit.location.path).name

@@ -5,6 +5,7 @@
     path words       chunks whose file or folder the query's words name
     path penalties   tests, generated code, shims, examples, type stubs, prose
     saturation       each further chunk of a file keeps a share of the one before, perhaps up to a cap
+    re-exports       a bare name's definition is followed by the file of its package that re-exports it
 
 A step whose constant is 0 (or a penalty 1.0) does nothing. Two values of `Params` are shipped: `SHIPPED`
 (signals.py) for routed meaning and name questions, `PLAIN` for the rest; `recipe_for` picks one. The server
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import PurePosixPath
 
+from codesearch.common.languages import is_header
 from codesearch.orchestrator.query import Query
 from codesearch.orchestrator.ranking import signals
 from codesearch.orchestrator.ranking.fusion import FusedHit
@@ -46,6 +48,7 @@ PLAIN = replace(
     stem_boost=0.0,
     coherence=0.0,
     vector_coherence=0.0,
+    follow_reexports=False,
     generated_penalty=0.5,
     test_penalty=SHIPPED.test_penalty,
     saturation_decay=0.85,
@@ -71,7 +74,47 @@ def rank(
     signals.boost_definitions(cands, query, definitions, p)
     signals.boost_path_words(cands, query, p)
     penalise_paths(cands, query, p)
-    return saturate(cands, saturation_decay(query, p), p)
+    ranked = saturate(cands, saturation_decay(query, p), p)
+    if p.follow_reexports:
+        follow_reexport(ranked, query, definitions)
+    return ranked
+
+
+def follow_reexport(ranked: list[FusedHit], query: Query, definitions: Sequence[common_pb2.Location]) -> None:
+    """A bare name whose first hit defines it: the re-exporting file of the same package moves to second place (in
+    place). Re-exporting: a barrel (REEXPORT_FILES) or, for a definition in a source file, a header, in the
+    definition's folder or one above it (the nearest wins), that the keyword leg found (so it holds the name) and
+    that does not define the name itself."""
+    if (
+        not query.is_symbol
+        or len(ranked) < 2
+        or not signals.defines_name(ranked[0], query.names, definitions)
+    ):
+        return
+    top_path = ranked[0].hit.location.path
+    top_dir = PurePosixPath(top_path).parent
+    nearest: tuple[int, int] | None = None  # (folder depth, place)
+    for place, f in enumerate(ranked[1:], 1):
+        path = f.hit.location.path
+        folder = PurePosixPath(path).parent
+        barrel = PurePosixPath(path).name in REEXPORT_FILES
+        declares = is_header(path) and not is_header(top_path)
+        if (
+            path != top_path
+            and (barrel or declares)
+            and (folder == top_dir or folder in top_dir.parents)
+            and any(s.leg == common_pb2.LEG_KEYWORD for s in f.leg_scores)
+            and not signals.defines_name(f, query.names, definitions)
+            and (nearest is None or len(folder.parts) > nearest[0])
+        ):
+            nearest = (len(folder.parts), place)
+    if nearest is not None:
+        moved, second = ranked.pop(nearest[1]), ranked[1]
+        # Raised to the score of the hit it passes, so scores still read best first and the answer's margin (its
+        # confidence) is the one the ranking gave.
+        if 0 < moved.score < second.score:
+            moved.scale("follows_definition", second.score / moved.score)
+        ranked.insert(1, moved)
 
 
 def path_penalty(path: str, p: Params = SHIPPED, defines: bool = False) -> float:
