@@ -333,6 +333,15 @@ def test_a_names_reexporting_file_follows_its_definition() -> None:
         cands, "StrictUndefined", [definition], p=dataclasses.replace(signals.SHIPPED, follow_reexports=False)
     )
     assert paths(off)[1] != "jinja2/__init__.py:1"
+    # Another repository's barrel in a folder of the same name is not this package's.
+    other = hit("jinja2/__init__.py", 1, 9)
+    other.location.repository = "fork"
+    elsewhere = fused(
+        hit("jinja2/runtime.py", 10, 30, snippet="class StrictUndefined(Undefined):"),
+        hit("jinja2/sandbox.py", 1, 9),
+        other,
+    )
+    assert paths(rank(elsewhere, "StrictUndefined", [definition]))[1] != "jinja2/__init__.py:1"
     # A sentence is no bare name: nothing moves.
     assert paths(rank(cands, "how is StrictUndefined raised", [definition]))[1] != "jinja2/__init__.py:1"
     # A C function's header declares it; a header definition's sibling header does not.

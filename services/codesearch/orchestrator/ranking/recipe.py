@@ -83,7 +83,7 @@ def rank(
 def follow_reexport(ranked: list[FusedHit], query: Query, definitions: Sequence[common_pb2.Location]) -> None:
     """A bare name whose first hit defines it: the re-exporting file of the same package moves to second place (in
     place). Re-exporting: a barrel (REEXPORT_FILES) or, for a definition in a source file, a header, in the
-    definition's folder or one above it (the nearest wins), that the keyword leg found (so it holds the name) and
+    definition's repository, in its folder or one above it (the nearest wins), that the keyword leg found (so it holds the name) and
     that does not define the name itself."""
     if (
         not query.is_symbol
@@ -91,7 +91,7 @@ def follow_reexport(ranked: list[FusedHit], query: Query, definitions: Sequence[
         or not signals.defines_name(ranked[0], query.names, definitions)
     ):
         return
-    top_path = ranked[0].hit.location.path
+    top_repo, top_path = ranked[0].hit.location.repository, ranked[0].hit.location.path
     top_dir = PurePosixPath(top_path).parent
     nearest: tuple[int, int] | None = None  # (folder depth, place)
     for place, f in enumerate(ranked[1:], 1):
@@ -100,7 +100,9 @@ def follow_reexport(ranked: list[FusedHit], query: Query, definitions: Sequence[
         barrel = PurePosixPath(path).name in REEXPORT_FILES
         declares = is_header(path) and not is_header(top_path)
         if (
-            path != top_path
+            f.hit.location.repository
+            == top_repo  # its own package: not a namesake folder of another repository
+            and path != top_path
             and (barrel or declares)
             and (folder == top_dir or folder in top_dir.parents)
             and any(s.leg == common_pb2.LEG_KEYWORD for s in f.leg_scores)
