@@ -95,7 +95,7 @@ def test_file_named_after_the_symbol_wins_among_definitions() -> None:
     assert paths(ranked)[0] == "logger.py:1"
 
 
-def test_names_in_a_sentence_count_half() -> None:
+def test_names_in_a_sentence_count_as_much_but_not_in_a_long_description() -> None:
     p = dataclasses.replace(NONE, definition_boost=3.0)
     whole = rank(fused(hit("a.go", 1, 5), hit("b.go", 1, 5, symbol="HandlerStack")), "HandlerStack", [], p=p)
     inside = rank(
@@ -108,7 +108,10 @@ def test_names_in_a_sentence_count_half() -> None:
     def factor(ranked) -> float:
         return next(f for f in ranked if f.boosts).boosts[0].factor
 
-    assert factor(whole) > factor(inside) > 1.0
+    assert factor(whole) == factor(inside) > 1.0
+    long = "how does HandlerStack compose every middleware layer into one ordered chain of request handlers"
+    described = rank(fused(hit("a.go", 1, 5), hit("b.go", 1, 5, symbol="HandlerStack")), long, [], p=p)
+    assert Query.parse(long).is_specific and not any(f.boosts for f in described)
 
 
 def test_query_words_in_file_name_or_folder() -> None:

@@ -39,14 +39,13 @@ class Params:
     definition_boost: float = 1.0
     # ... and half as much again in a file named after it (logger.py: Logger).
     definition_stem_factor: float = 1.5
-    # A name inside a sentence may be incidental: half the boost (0.25: fit 0.822 vs 0.824).
-    embedded_scale: float = 0.5
+    # A name inside a sentence gets the same boost (its half-boost `embedded_scale` went, losing nothing: offline
+    # replay of the server's legs, 57 development repositories, +0.000 [-0.000, +0.001]; services/RESULTS.md).
     # Sentence queries: + 1.5 x the best score x the share of the query's words in the file name or folder, on
     # each file's best chunk only (every chunk of a matching file, header lines too, crowded the top: fit 0.839 ->
     # 0.843 once per file; then 1.0 / 1.5 / 2.0: 0.843 / 0.848 / 0.847). Without it fit 0.850 -> 0.824 (held-out
     # 0.832 -> 0.772): the largest single signal.
     stem_boost: float = 1.5
-    stem_min_ratio: float = 0.10  # one word in ten matching a path is chance, not evidence
     stem_once_per_file: bool = True
     # A query word and a path part that open with the same 4 letters match too: file names abbreviate
     # ('temporary' ~ tempfile.py, 'serialization' ~ serializer). Fit 0.857 -> 0.863 (5 letters: 0.860; off:
@@ -202,15 +201,14 @@ def boost_definitions(
     cands: list[FusedHit], query: Query, definitions: Sequence[common_pb2.Location], p: Params = SHIPPED
 ) -> None:
     """Chunks that define a name the query asks about: + definition_boost x best score (x stem factor when the
-    file is named after it); names inside a sentence count embedded_scale as much."""
+    file is named after it); names inside a sentence as much as bare names, unless the sentence is a long
+    description."""
     names = query.names
     if not names or not cands or not p.definition_boost:
         return
     unit = max(f.score for f in cands) * p.definition_boost
-    if not query.is_symbol:
-        if query.is_specific:
-            return
-        unit *= p.embedded_scale
+    if not query.is_symbol and query.is_specific:
+        return
     tails = {last_segment(n).lower() for n in names}
     for f in cands:
         if defines_name(f, names, definitions):
@@ -237,7 +235,7 @@ def boost_path_words(cands: list[FusedHit], query: Query, p: Params = SHIPPED) -
             continue
         matched = _matched_words(words, parts_of[_path(f)], p.stem_common)
         ratio = len(matched) / len(words)
-        if matched and ratio >= p.stem_min_ratio:
+        if matched:
             _add(f, "path_words", unit * ratio)
             boosted_files.add(_file(f))
 
