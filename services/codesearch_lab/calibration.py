@@ -14,7 +14,6 @@ A monotone map keeps the order of the answers within a fold, so AUROC moves only
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,11 +21,12 @@ from dataclasses import dataclass
 import numpy as np
 from codesearch.eval.calibration import auroc, expected_calibration_error
 from codesearch.eval.crossval import folds
-from codesearch.eval.polyglot import CATEGORIES, load_set, merge_sets, read_run, score_query
+from codesearch.eval.polyglot import CATEGORIES, PolyglotSet, load_set, merge_sets, read_run, score_query
 from codesearch.orchestrator.ranking.confidence import (
-    CALIBRATION_CLIP,
     MEANING_CALIBRATION,
     MEANING_INTENT_NAMES,
+    logit,
+    sigmoid,
 )
 
 FIT_STEPS = 5000  # gradient steps of the two-number fit: converged to 1e-4 well before this
@@ -43,15 +43,6 @@ class Answer:
     right: bool  # the top hit is a target (hit@1)
 
 
-def logit(p: float) -> float:
-    p = min(max(p, CALIBRATION_CLIP), 1 - CALIBRATION_CLIP)
-    return math.log(p / (1 - p))
-
-
-def sigmoid(z: float) -> float:
-    return 1 / (1 + math.exp(-z))
-
-
 def fit_platt(logits: Sequence[float], right: Sequence[bool]) -> tuple[float, float]:
     """(scale, shift) minimising the log loss of sigmoid(scale * logit + shift)."""
     x, y = np.asarray(logits), np.asarray(right, dtype=float)
@@ -63,8 +54,7 @@ def fit_platt(logits: Sequence[float], right: Sequence[bool]) -> tuple[float, fl
     return scale, shift
 
 
-def answers(run_path: str, set_folders: Sequence[str], raw: bool) -> list[Answer]:
-    pset = merge_sets([load_set(f) for f in set_folders])
+def answers(run_path: str, pset: PolyglotSet, raw: bool) -> list[Answer]:
     run = read_run(run_path)
     scale, shift = (1.0, 0.0) if raw else MEANING_CALIBRATION
     out = []
@@ -117,11 +107,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--polyglot", action="append", required=True, help="a set folder (repeat to merge)")
     ap.add_argument("--raw", action="store_true", help="the run's confidences carry no map yet")
     args = ap.parse_args(argv)
-    rows = answers(args.run, args.polyglot, args.raw)
+    pset = merge_sets([load_set(f) for f in args.polyglot])
+    rows = answers(args.run, pset, args.raw)
     if not any(r.meaning for r in rows):
         print("no meaning answers with a confidence in the run", file=sys.stderr)
         return 1
-    pset = merge_sets([load_set(f) for f in args.polyglot])
     repo_language = {
         name: spec.language for name, spec in pset.repos.items() if any(r.repo == name for r in rows)
     }

@@ -16,7 +16,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import grpc
 
@@ -53,15 +53,33 @@ class Sample:
     degraded: int = 0
 
 
+class PhaseFigures(TypedDict):
+    """A load's headline figures (the soak reads the well-behaved clients' alone and beside the fuzz)."""
+
+    calls: int
+    p50_ms: float
+    p99_ms: float
+    errors: dict[str, int]  # calls per status code other than OK
+
+
 @dataclass
 class LoadResult:
     clients: int
     seconds: float
     samples: list[Sample] = field(default_factory=list)
 
+    def figures(self) -> PhaseFigures:
+        pct = percentiles([s.latency_ms for s in self.samples if s.code == "OK"])
+        errors = Counter(s.code for s in self.samples if s.code != "OK")
+        return {
+            "calls": len(self.samples),
+            "p50_ms": pct["p50_ms"],
+            "p99_ms": pct["p99_ms"],
+            "errors": dict(errors),
+        }
+
     def summary(self) -> dict[str, object]:
         ok = [s.latency_ms for s in self.samples if s.code == "OK"]
-        codes = Counter(s.code for s in self.samples)
         by_kind: dict[str, dict[str, float]] = {}
         for kind in sorted({s.kind for s in self.samples}):
             lat = [s.latency_ms for s in self.samples if s.kind == kind and s.code == "OK"]
@@ -74,7 +92,7 @@ class LoadResult:
             "throughput_qps": round(len(self.samples) / self.seconds, 2) if self.seconds else 0.0,
             **pct,
             "p99_over_p50": round(pct["p99_ms"] / pct["p50_ms"], 2) if pct["p50_ms"] else 0.0,
-            "errors": {c: n for c, n in codes.items() if c != "OK"},
+            "errors": self.figures()["errors"],
             "degraded_legs": sum(s.degraded for s in self.samples),
             "by_kind": by_kind,
         }

@@ -22,7 +22,7 @@ from typing import Any, TypedDict
 
 import grpc
 
-from codesearch.bench.load import CHANNEL_OPTIONS, LoadResult, Query, percentiles, run_load
+from codesearch.bench.load import CHANNEL_OPTIONS, LoadResult, PhaseFigures, Query, percentiles, run_load
 from codesearch.common.security import aio_channel
 from codesearch.config import MAX_QUERY_CHARS, Settings
 from codesearch.v1 import search_pb2, search_pb2_grpc
@@ -71,15 +71,6 @@ LANGUAGES = ("python", "java", "go", "rust", "cobol", "", "PYTHON", "x" * 300)
 GLOBS = ("", "nomatch/*", "**/*.py", "[", "*" * 500, "../../etc/*")
 
 
-class PhaseFigures(TypedDict):
-    """The well-behaved clients' figures in one phase (alone, or beside the fuzz)."""
-
-    calls: int
-    p50_ms: float
-    p99_ms: float
-    errors: dict[str, int]  # calls per status code other than OK
-
-
 class SoakSummary(TypedDict):
     baseline: PhaseFigures
     with_fuzz: PhaseFigures
@@ -93,18 +84,6 @@ class SoakSummary(TypedDict):
     overruns_not_explained: int
     client_stalls: int
     worst_client_stall_ms: float
-
-
-def phase_figures(result: LoadResult) -> PhaseFigures:
-    ok = [s.latency_ms for s in result.samples if s.code == "OK"]
-    pct = percentiles(ok)
-    errors = Counter(s.code for s in result.samples if s.code != "OK")
-    return {
-        "calls": len(result.samples),
-        "p50_ms": pct["p50_ms"],
-        "p99_ms": pct["p99_ms"],
-        "errors": dict(errors),
-    }
 
 
 @dataclass
@@ -147,7 +126,7 @@ class SoakResult:
     stalls: LoopStalls = field(default_factory=LoopStalls)
 
     def summary(self) -> SoakSummary:
-        base, loaded = phase_figures(self.baseline), phase_figures(self.with_fuzz)
+        base, loaded = self.baseline.figures(), self.with_fuzz.figures()
         overruns = [c for c in self.fuzz if c.latency_ms - c.deadline_ms > OVERRUN_MS]
         in_client_stall = sum(
             1

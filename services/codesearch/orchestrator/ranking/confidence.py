@@ -113,15 +113,20 @@ def confidence(
     if ranked_by_signals:
         p = signal_confidence(features(fused, query), sentence)
     else:
-        p = _sigmoid(_exact_logit(fused, intent_confidence, keyword_coverage, direct, legs_answered))
+        p = sigmoid(_exact_logit(fused, intent_confidence, keyword_coverage, direct, legs_answered))
     return calibrated(p) if meaning else p
 
 
 def calibrated(p: float) -> float:
     """`p` through MEANING_CALIBRATION."""
     scale, shift = MEANING_CALIBRATION
+    return sigmoid(scale * logit(p) + shift)
+
+
+def logit(p: float) -> float:
+    """The inverse of sigmoid, for p clipped CALIBRATION_CLIP inside (0, 1)."""
     p = min(max(p, CALIBRATION_CLIP), 1 - CALIBRATION_CLIP)
-    return _sigmoid(scale * math.log(p / (1 - p)) + shift)
+    return math.log(p / (1 - p))
 
 
 def is_sentence(intent: int) -> bool:
@@ -132,13 +137,13 @@ def is_sentence(intent: int) -> bool:
 def signal_confidence(x: list[float], sentence: bool) -> float:
     """The confidence of a signal-ranked answer from its FEATURES (the refit tool scores the shipped model so)."""
     if sentence:
-        return SENTENCE_CAP * _sigmoid(
+        return SENTENCE_CAP * sigmoid(
             SENTENCE_BIAS + sum(w * v for w, v in zip(SENTENCE_WEIGHTS, x, strict=True))
         )
-    return _sigmoid(CONF_BIAS + sum(w * v for w, v in zip(CONF_WEIGHTS, x, strict=True)))
+    return sigmoid(CONF_BIAS + sum(w * v for w, v in zip(CONF_WEIGHTS, x, strict=True)))
 
 
-def _sigmoid(z: float) -> float:
+def sigmoid(z: float) -> float:
     return 1 / (1 + math.exp(-z))
 
 

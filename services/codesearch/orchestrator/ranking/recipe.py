@@ -105,7 +105,7 @@ def follow_reexport(ranked: list[FusedHit], query: Query, definitions: Sequence[
             and path != top_path
             and (barrel or declares)
             and (folder == top_dir or folder in top_dir.parents)
-            and any(s.leg == common_pb2.LEG_KEYWORD for s in f.leg_scores)
+            and common_pb2.LEG_KEYWORD in f.found_by
             and not signals.defines_name(f, query.names, definitions)
             and (nearest is None or len(folder.parts) > nearest[0])
         ):
