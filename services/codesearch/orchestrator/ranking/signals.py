@@ -47,11 +47,6 @@ class Params:
     # 0.832 -> 0.772): the largest single signal.
     stem_boost: float = 1.5
     stem_once_per_file: bool = True
-    # A query word and a path part that open with the same 4 letters match too: file names abbreviate
-    # ('temporary' ~ tempfile.py, 'serialization' ~ serializer). Fit 0.857 -> 0.863 (5 letters: 0.860; off:
-    # 0.857), held-out 0.848 either way, paraphrases 0.165 either way (offline, static vector tier). Before it,
-    # "how are temporary directories cleaned up" ranked distutils/command/clean.py above tempfile.py.
-    stem_common: int = 4
     # The repository's own name in a question ("how does FastAPI run ...", "how chi resolves ...") names the
     # project, not a file: it is not a path word (chi.go, curl_*.c, fastapi/ matched it). Fit 0.877 -> 0.878,
     # held-out 0.860 -> 0.863 (trpc 0.871 -> 0.926, curl 0.713 -> 0.696).
@@ -233,7 +228,7 @@ def boost_path_words(cands: list[FusedHit], query: Query, p: Params = SHIPPED) -
     for f in sorted(cands, key=lambda f: -f.score) if p.stem_once_per_file else cands:
         if p.stem_once_per_file and _file(f) in boosted_files:
             continue
-        matched = _matched_words(words, parts_of[_path(f)], p.stem_common)
+        matched = _matched_words(words, parts_of[_path(f)])
         ratio = len(matched) / len(words)
         if matched:
             _add(f, "path_words", unit * ratio)
@@ -254,19 +249,16 @@ def _path_parts(path: str) -> set[str]:
     return parts
 
 
-def _matched_words(words: set[str], parts: set[str], common: int = 0) -> set[str]:
-    """The query words that name one of a path's parts."""
+def _matched_words(words: set[str], parts: set[str]) -> set[str]:
+    """The query words that name one of a path's parts: the same word, or one is a prefix of the other (3+
+    letters: 'dependency' ~ 'dependencies')."""
     exact = words & parts
-    return exact | {w for w in words - exact if any(_word_matches(w, part, common) for part in parts)}
+    return exact | {w for w in words - exact if any(_prefix_match(w, part) for part in parts)}
 
 
-def _word_matches(word: str, part: str, common: int) -> bool:
-    """A query word names a path part: one is a prefix of the other (3+ letters: 'dependency' ~ 'dependencies'),
-    or both open with the same `common` letters (an abbreviation: 'temporary' ~ 'tempfile')."""
+def _prefix_match(word: str, part: str) -> bool:
     short, long = (word, part) if len(word) <= len(part) else (part, word)
-    if len(short) >= 3 and long.startswith(short):
-        return True
-    return bool(common) and len(short) >= common and word[:common] == part[:common]
+    return len(short) >= 3 and long.startswith(short)
 
 
 def boost_file_coherence(cands: list[FusedHit], p: Params = SHIPPED) -> None:
