@@ -126,6 +126,17 @@ mod bindings {
             self.0.content(path).map(|d| PyBytes::new(py, d))
         }
 
+        /// Lines `first..=last` (1-based) of a stored file: a chunk's text without a second copy of it.
+        fn lines<'py>(
+            &self,
+            py: Python<'py>,
+            path: &str,
+            first: u32,
+            last: u32,
+        ) -> Option<Bound<'py, PyBytes>> {
+            self.0.lines(path, first, last).map(|d| PyBytes::new(py, d))
+        }
+
         #[pyo3(signature = (pattern, is_regex, case_sensitive, limit, allowed=None, timeout_s=None, cancel=None))]
         #[allow(clippy::too_many_arguments)]
         fn search(

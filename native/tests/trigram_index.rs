@@ -504,3 +504,28 @@ fn chained_incremental_builds_equal_fresh_builds_byte_for_byte() {
     assert_eq!(empty.num_files(), 0);
     fs::remove_dir_all(root).unwrap();
 }
+
+#[test]
+fn lines_equal_a_split_on_newlines() {
+    let dir = tmpdir("lines");
+    let files = vec![
+        ("a.py".to_string(), b"one\ntwo\r\nthree\n\nfive\n".to_vec()),
+        ("b.py".to_string(), b"no newline at all".to_vec()),
+        ("c.py".to_string(), Vec::new()),
+    ];
+    let index = build(&dir, &files, None, &[]);
+    for (path, data) in &files {
+        let text = String::from_utf8(data.clone()).unwrap();
+        let split: Vec<&str> = text.split('\n').collect();
+        for first in 1..=split.len() as u32 + 1 {
+            for last in 0..=split.len() as u32 + 1 {
+                let lo = (first as usize - 1).min(split.len());
+                let hi = (last as usize).min(split.len()).max(lo);
+                let want = split[lo..hi].join("\n");
+                let got = index.lines(path, first, last).unwrap();
+                assert_eq!(got, want.as_bytes(), "{path} {first}..={last}");
+            }
+        }
+    }
+    assert!(index.lines("missing.py", 1, 2).is_none());
+}

@@ -54,6 +54,9 @@ class TrigramIndex:
         """Paths in file-id order."""
     def content(self, path: str) -> bytes | None:
         """The stored bytes of one file, or None."""
+    def lines(self, path: str, first: int, last: int) -> bytes | None:
+        """Lines first..last (1-based) of one file, as `content.split(b"\\n")[first - 1:last]` joins them; None
+        for a path the index does not hold."""
     def search(
         self,
         pattern: str,

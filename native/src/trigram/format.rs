@@ -133,6 +133,26 @@ impl TrigramIndex {
         self.id_of(path).map(|id| self.data(id))
     }
 
+    /// Lines `first..=last` (1-based) of a stored file, joined by their newlines, without the last one's:
+    /// the text `content.split('\n')[first - 1:last]` joins. Lines past the end are absent, not an error.
+    pub fn lines(&self, path: &str, first: u32, last: u32) -> Option<&[u8]> {
+        let data = self.content(path)?;
+        let first = first.max(1) as usize;
+        if (last as usize) < first {
+            return Some(&data[..0]);
+        }
+        let mut newlines = memchr::memchr_iter(b'\n', data);
+        let start = match first {
+            1 => 0,
+            n => newlines.nth(n - 2).map_or(data.len(), |at| at + 1),
+        };
+        let end = newlines
+            .nth(last as usize - first)
+            .unwrap_or(data.len())
+            .max(start);
+        Some(&data[start..end])
+    }
+
     pub fn line_count(&self, id: u32) -> u32 {
         u32_at(&self.content, self.line_counts_at + id as usize * 4)
     }

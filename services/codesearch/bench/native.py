@@ -174,16 +174,13 @@ def bench_patterns(index: TrigramIndex, root: Path, patterns: list[str], is_rege
 
 def bench_bm25(files: list[tuple[str, bytes]], dest: Path) -> None:
     """The tantivy side of the keyword index over the same corpus: chunking (graph parse) and the BM25 build."""
-    from codesearch.keyword.bm25 import ChunkDoc, write
+    from codesearch.keyword.bm25 import write
+    from codesearch.keyword.store import chunk_docs
     from codesearch.orchestrator.indexer import make_indexed_file
 
     lines = sum(data.count(b"\n") for _, data in files)
     chunk_s, indexed = timed(lambda: [make_indexed_file("bench", path, data) for path, data in files])
-    docs = [
-        ChunkDoc(f.path, c.start_line, c.end_line, f.language, c.text, c.symbol, tuple(c.breadcrumb))
-        for f in indexed
-        for c in f.chunks
-    ]
+    docs = [d for f in indexed for d in chunk_docs(f, f.content.decode("utf-8", errors="replace"))]
     build_s, count = timed(lambda: write(dest, None, docs, set()))
     size = sum(f.stat().st_size for f in dest.rglob("*") if f.is_file())
     print(

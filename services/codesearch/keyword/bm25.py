@@ -44,6 +44,9 @@ class ChunkDoc:
     text: str
     symbol: str
     breadcrumb: tuple[str, ...]
+    # False: `text` is lines start..end of the file as the trigram store holds it, so the index does not store it
+    # a second time (the snippet is read from there); a reader then sees "" here.
+    text_stored: bool = True
 
 
 @dataclass(frozen=True)
@@ -61,9 +64,9 @@ def _schema() -> tantivy.Schema:
     b.add_integer_field("end_line", stored=True)
     b.add_text_field("body", stored=False, tokenizer_name=TOKENIZER)
     b.add_text_field("symbol_tokens", stored=False, tokenizer_name=TOKENIZER)
-    b.add_bytes_field(
-        "text", stored=True, indexed=False
-    )  # for snippets only; the body field is what is searched
+    # For snippets only, and only where the chunk is not the file's own lines (ChunkDoc.text_stored): the body
+    # field is what is searched.
+    b.add_bytes_field("text", stored=True, indexed=False)
     b.add_text_field("symbol", stored=True, tokenizer_name="raw")
     b.add_text_field("breadcrumb", stored=True, tokenizer_name="raw")
     for stemmed in STEMMED_FIELD.values():
@@ -126,6 +129,7 @@ def write(path: Path, base: Path | None, docs: list[ChunkDoc], drop_paths: set[s
     if old is not None and not old.has_stems:
         # Written before the stemmed fields: its segments cannot join this schema, so its chunks are rewritten
         # from their stored text (nothing is lost, no file is re-read).
+        # (Such an index stores every chunk's text: it predates text_stored.)
         docs = [d for d in old.all_docs() if d.path not in drop_paths] + docs
         base, drop_paths = None, set()
     if base is not None and base.is_dir():
@@ -140,23 +144,23 @@ def write(path: Path, base: Path | None, docs: list[ChunkDoc], drop_paths: set[s
     paths = _native.code_tokens_joined([d.path for d in docs])
     symbols = _native.code_tokens_joined([d.symbol.replace(".", " ") for d in docs])
     for d, body, path_tok, symbol_tok in zip(docs, bodies, paths, symbols, strict=True):
-        writer.add_document(
-            tantivy.Document(
-                path=d.path,
-                path_tokens=path_tok,
-                language=d.language,
-                start_line=d.start_line,
-                end_line=d.end_line,
-                body=body,
-                symbol_tokens=symbol_tok,
-                text=d.text.encode(),
-                symbol=d.symbol,
-                breadcrumb="\x1f".join(d.breadcrumb),
-                body_stem=body,
-                symbol_stem=symbol_tok,
-                path_stem=path_tok,
-            )
-        )
+        fields: dict[str, object] = {
+            "path": d.path,
+            "path_tokens": path_tok,
+            "language": d.language,
+            "start_line": d.start_line,
+            "end_line": d.end_line,
+            "body": body,
+            "symbol_tokens": symbol_tok,
+            "symbol": d.symbol,
+            "breadcrumb": "\x1f".join(d.breadcrumb),
+            "body_stem": body,
+            "symbol_stem": symbol_tok,
+            "path_stem": path_tok,
+        }
+        if d.text_stored:
+            fields["text"] = d.text.encode()
+        writer.add_document(tantivy.Document(**fields))
     writer.commit()
     writer.wait_merging_threads()
     index.reload()
@@ -231,12 +235,14 @@ class Bm25Reader:
     def _stored(self, address: tantivy.DocAddress) -> ChunkDoc:
         doc = self.searcher.doc(address)
         crumb = doc.get_first("breadcrumb") or ""
+        text = doc.get_first("text")
         return ChunkDoc(
             path=str(doc.get_first("path")),
             start_line=int(doc.get_first("start_line") or 0),
             end_line=int(doc.get_first("end_line") or 0),
             language=doc.get_first("language") or "",
-            text=bytes(doc.get_first("text") or b"").decode(errors="replace"),
+            text="" if text is None else bytes(text).decode(errors="replace"),
             symbol=doc.get_first("symbol") or "",
             breadcrumb=tuple(crumb.split("\x1f")) if crumb else (),
+            text_stored=text is not None,
         )

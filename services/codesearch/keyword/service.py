@@ -132,12 +132,14 @@ class KeywordServicer(keyword_pb2_grpc.KeywordServiceServicer):
                 found = snap.bm25.search(
                     request.query, fetch, list(request.languages), request.path_weight, stemmed
                 )
-                scored += [(repo, h) for h in found if spec is None or spec.match_file(h.doc.path)]
+                scored += [(repo, snap, h) for h in found if spec is None or spec.match_file(h.doc.path)]
             # Several repositories: one list by BM25 score (same analyzer and scoring in each index).
-            scored.sort(key=lambda rh: (-rh[1].score, rh[0], rh[1].doc.path, rh[1].doc.start_line))
+            scored.sort(key=lambda rsh: (-rsh[2].score, rsh[0], rsh[2].doc.path, rsh[2].doc.start_line))
             return [
-                _bm25_hit(repo, h, rank, query_words if rank < FOCUSED_HITS else set())
-                for rank, (repo, h) in enumerate(scored[:limit])
+                _bm25_hit(
+                    repo, h, snap.chunk_text(h.doc), rank, query_words if rank < FOCUSED_HITS else set()
+                )
+                for rank, (repo, snap, h) in enumerate(scored[:limit])
             ]
 
         def answer() -> keyword_pb2.KeywordSearchResponse:
@@ -285,10 +287,10 @@ def stemmed_words(text: str) -> set[str]:
     return stems(words(text))
 
 
-def _bm25_hit(repo: str, h: Bm25Hit, rank: int, query_words: set[str]) -> common_pb2.Hit:
+def _bm25_hit(repo: str, h: Bm25Hit, text: str, rank: int, query_words: set[str]) -> common_pb2.Hit:
     doc, score = h.doc, h.score
     # An unfocused snippet is the chunk's head: split off only its lines (a chunk can be hundreds of lines).
-    lines = doc.text.split("\n") if query_words else doc.text.split("\n", SNIPPET_LINES)
+    lines = text.split("\n") if query_words else text.split("\n", SNIPPET_LINES)
     start, end, matching = snippet.focus(lines, doc.start_line, query_words, SNIPPET_LINES)
     return common_pb2.Hit(
         location=common_pb2.Location(

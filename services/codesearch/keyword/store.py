@@ -16,6 +16,7 @@ from codesearch.common.filters import path_spec
 from codesearch.common.index_update import IndexBatch
 from codesearch.common.snapshot import SnapshotDir
 from codesearch.keyword.bm25 import Bm25Reader, ChunkDoc, write
+from codesearch.v1 import common_pb2
 
 FILES_TABLE = "files.json"
 
@@ -38,6 +39,13 @@ class KeywordSnapshot:
     trigram: _native.TrigramIndex
     files: dict[str, FileInfo]
     trigram_paths: list[str] = field(default_factory=list)
+
+    def chunk_text(self, doc: ChunkDoc) -> str:
+        """A BM25 hit's text: as stored, or its lines from the trigram store's copy of the file."""
+        if doc.text_stored:
+            return doc.text
+        data = self.trigram.lines(doc.path, doc.start_line, doc.end_line)
+        return "" if data is None else data.decode("utf-8", errors="replace")
 
     def allowed_ids(self, languages: list[str], path_glob: str) -> list[int] | None:
         """Trigram file ids passing the filters, or None when there is no filter."""
@@ -62,6 +70,25 @@ def open_snapshot(generation: Path, version: int) -> KeywordSnapshot:
     )
 
 
+def chunk_docs(f: common_pb2.IndexedFile, text: str) -> list[ChunkDoc]:
+    """A file's chunks as BM25 documents. A chunk that is the file's own lines (what the indexer sends) keeps its
+    text out of the BM25 store: the snippet is read from the trigram store's copy of the file."""
+    lines = text.split("\n")
+    return [
+        ChunkDoc(
+            f.path,
+            c.start_line,
+            c.end_line,
+            f.language,
+            c.text,
+            c.symbol,
+            tuple(c.breadcrumb),
+            text_stored=c.start_line < 1 or c.text != "\n".join(lines[c.start_line - 1 : c.end_line]),
+        )
+        for c in f.chunks
+    ]
+
+
 def apply_batch(snapdir: SnapshotDir, batch: IndexBatch) -> tuple[Path, int, int]:
     """Writes a new generation with the batch applied and commits it. Returns (generation, files, chunks)."""
     base = snapdir.current()
@@ -81,10 +108,7 @@ def apply_batch(snapdir: SnapshotDir, batch: IndexBatch) -> tuple[Path, int, int
                 "lines": text.count("\n") + (0 if text.endswith("\n") or not text else 1),
                 "bytes": len(f.content),
             }
-            docs += [
-                ChunkDoc(f.path, c.start_line, c.end_line, f.language, c.text, c.symbol, tuple(c.breadcrumb))
-                for c in f.chunks
-            ]
+            docs += chunk_docs(f, text)
         bm25_base = base / "bm25" if base is not None and old_files else None
         chunks = write(building / "bm25", bm25_base, docs, drop)
         trigram_base = (
