@@ -146,8 +146,10 @@ class RepoIndex:
                 reusable = {k: m for k, m in old.items() if m.path in touched}
             by_ident = {(m.path, m.start_line, m.end_line, m.doc_hash): k for k, m in reusable.items()}
             rows = dict(keep)
-            texts: dict[int, str] = {}
+            texts: dict[int, str] = {}  # the chunks new to this update: what the tiers embed
+            blocks: list[list[tuple[int, str]]] = []  # every sent file's chunks: its doc-text block
             for f in batch.files:
+                block = []
                 for c in sent_chunks(f):
                     dt = doc_text(c.path, c.text, c.breadcrumb, c.symbol, self.doc_variant)
                     dh = text_hash(dt)
@@ -155,6 +157,7 @@ class RepoIndex:
                     if key is None:
                         key, next_key = next_key, next_key + 1
                         texts[key] = dt
+                    block.append((key, dt))
                     rows[key] = ChunkMeta(
                         path=c.path,
                         start_line=c.start_line,
@@ -166,6 +169,8 @@ class RepoIndex:
                         snippet=snippet(c.text),
                         doc_hash=dh,
                     )
+                if block:
+                    blocks.append(block)
             removed = [k for k in old if k not in rows]
             old_paths = {m.path for m in old.values()}
             new_paths = {m.path for m in rows.values()} | {f.path for f in batch.files}
@@ -173,7 +178,8 @@ class RepoIndex:
                 len(old_paths - new_paths) if batch.replace_all else len(set(batch.deleted_paths) & old_paths)
             )
             with self.snap.building() as building:
-                write_table(building, gen_before, rows, texts, removed, batch.index_version, next_key)
+                table_before = None if batch.replace_all else gen_before  # a full update starts a fresh table
+                write_table(building, table_before, rows, blocks, removed, batch.index_version, next_key)
                 with self.lock:
                     indexes = {name: t.next_index(removed) for name, t in self.tiers.items()}
                 for name, t in self.tiers.items():
