@@ -7,6 +7,7 @@ import hashlib
 from pathlib import Path
 
 import grpc
+import pytest
 from codesearch.common.index_update import IndexBatch, update_messages
 from codesearch.common.snapshot import SnapshotDir
 from codesearch.config import Settings
@@ -80,3 +81,27 @@ def test_an_index_that_stored_every_text_still_answers_and_takes_updates(tmp_pat
     by_path = {(d.path, d.start_line): d for d in bm25.Bm25Reader(new).all_docs()}
     assert by_path[("pkg/config.py", 4)].text == stored[0].text
     assert not by_path[("pkg/other.py", 1)].text_stored
+
+
+def test_an_index_that_recorded_positions_is_written_again_on_its_next_update(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    snapdir = SnapshotDir(tmp_path / "r")
+    other = common_pb2.IndexedFile(
+        path="pkg/other.py",
+        language="python",
+        content=b"def other():\n    pass\n",
+        content_hash="h2",
+        chunks=[common_pb2.Chunk(start_line=1, end_line=2, text="def other():\n    pass", symbol="other")],
+    )
+    with monkeypatch.context() as m:
+        m.setattr(bm25, "SEARCHED_RECORD", "position")  # the schema before frequencies only
+        first, _, _ = apply_batch(snapdir, IndexBatch("r", True, 1, [file_with_chunks(), other]))
+    assert not bm25._schema_is_current(first / "bm25")
+    second, _, _ = apply_batch(snapdir, IndexBatch("r", False, 2, [], ["pkg/other.py"]))
+    assert bm25._schema_is_current(second / "bm25")
+    snap = open_snapshot(second, 2)
+    sent = {c.start_line: c.text for c in file_with_chunks().chunks}
+    assert {d.start_line: snap.chunk_text(d) for d in snap.bm25.all_docs()} == sent  # read from the old files
+    assert {d.start_line: d.text_stored for d in snap.bm25.all_docs()} == {4: False, 7: False, 1: True}
+    assert snap.bm25.search("load_config", 5, [])[0].doc.start_line == 4

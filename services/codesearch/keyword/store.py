@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,10 +43,7 @@ class KeywordSnapshot:
 
     def chunk_text(self, doc: ChunkDoc) -> str:
         """A BM25 hit's text: as stored, or its lines from the trigram store's copy of the file."""
-        if doc.text_stored:
-            return doc.text
-        data = self.trigram.lines(doc.path, doc.start_line, doc.end_line)
-        return "" if data is None else data.decode("utf-8", errors="replace")
+        return doc.text if doc.text_stored else _file_lines(self.trigram, doc)
 
     def allowed_ids(self, languages: list[str], path_glob: str) -> list[int] | None:
         """Trigram file ids passing the filters, or None when there is no filter."""
@@ -89,6 +87,12 @@ def chunk_docs(f: common_pb2.IndexedFile, text: str) -> list[ChunkDoc]:
     ]
 
 
+def _file_lines(trigram: _native.TrigramIndex, doc: ChunkDoc) -> str:
+    """A chunk's lines, read from the trigram store's copy of its file."""
+    data = trigram.lines(doc.path, doc.start_line, doc.end_line)
+    return "" if data is None else data.decode("utf-8", errors="replace")
+
+
 def apply_batch(snapdir: SnapshotDir, batch: IndexBatch) -> tuple[Path, int, int]:
     """Writes a new generation with the batch applied and commits it. Returns (generation, files, chunks)."""
     base = snapdir.current()
@@ -110,12 +114,13 @@ def apply_batch(snapdir: SnapshotDir, batch: IndexBatch) -> tuple[Path, int, int
             }
             docs += chunk_docs(f, text)
         bm25_base = base / "bm25" if base is not None and old_files else None
-        chunks = write(building / "bm25", bm25_base, docs, drop)
         trigram_base = (
             _native.TrigramIndex.open(str(base / "trigram"))
             if base is not None and bm25_base is not None
             else None
         )
+        lines_of = None if trigram_base is None else functools.partial(_file_lines, trigram_base)
+        chunks = write(building / "bm25", bm25_base, docs, drop, lines_of)
         (building / "trigram").mkdir()
         _native.TrigramIndex.build(
             str(building / "trigram"), [(f.path, f.content) for f in batch.files], trigram_base, sorted(drop)
