@@ -14,6 +14,7 @@ embedding definition-level units instead of 60-line windows.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from codesearch.common.text import CODE_STOPWORDS, IDENTIFIER, split_identifier
@@ -24,6 +25,10 @@ DEFAULT_VARIANT = "structured"
 MAX_DOC_CHARS = 2000  # ~2-3x what 256 word pieces cover: the tokenizer truncates the rest anyway
 MAX_IDENT_WORDS = 40  # enough to name what the body touches without crowding out the body itself
 MAX_DOC_LINES = 6  # the first lines of a docstring carry its summary; the rest is parameters and examples
+# Identifiers repeat across a repository's chunks (the standard library: 752,168 splits for 18,823 chunks), and a
+# file's chunks share their path: both are split once. Sizes bound the memory, not the hit rate.
+IDENT_CACHE_SIZE = 1 << 16
+PATH_CACHE_SIZE = 1 << 12
 
 _SIGNATURE = re.compile(
     r"^\s*(?:@|async\s+def\b|def\b|class\b|func\b|fn\b|pub\b|function\b|interface\b|struct\b|impl\b|type\b|"
@@ -32,6 +37,7 @@ _SIGNATURE = re.compile(
 _COMMENT = re.compile(r"^\s*(#|//|/\*|\*|--|;)")
 
 
+@functools.lru_cache(maxsize=PATH_CACHE_SIZE)
 def path_words(path: str) -> str:
     """'logging/config.py' -> 'logging config'."""
     stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
@@ -89,11 +95,16 @@ def _split_signature_doc(lines: list[str]) -> tuple[list[str], list[str], list[s
     return sig, doc, lines[i:]
 
 
+@functools.lru_cache(maxsize=IDENT_CACHE_SIZE)
+def _words_of_identifier(ident: str) -> tuple[str, ...]:
+    return tuple(w for w in split_identifier(ident) if len(w) > 1 and w not in CODE_STOPWORDS)
+
+
 def _ident_words(text: str) -> list[str]:
     seen: dict[str, None] = {}
-    for ident in IDENTIFIER.findall(text):
-        for w in split_identifier(ident):
-            if len(w) > 1 and w not in CODE_STOPWORDS and w not in seen:
+    for ident in dict.fromkeys(IDENTIFIER.findall(text)):  # a repeated identifier adds no word
+        for w in _words_of_identifier(ident):
+            if w not in seen:
                 seen[w] = None
                 if len(seen) >= MAX_IDENT_WORDS:
                     return list(seen)
