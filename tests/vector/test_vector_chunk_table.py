@@ -1,8 +1,10 @@
-"""The chunk table keeps each sent file's doc texts as one compressed block and reads older tables as they are."""
+"""The chunk table keeps each sent file's doc texts and snippets as compressed blocks, and reads older tables as they
+are."""
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import sqlite3
 from pathlib import Path
@@ -18,9 +20,8 @@ from codesearch.vector.chunk_table import (
 
 
 def meta(path: str, line: int) -> ChunkMeta:
-    return ChunkMeta(
-        path, line, line + 9, "python", f"h{path}{line}", "", (), f"def f{line}():", f"d{path}{line}"
-    )
+    digest = hashlib.sha256(f"{path}{line}".encode()).hexdigest()
+    return ChunkMeta(path, line, line + 9, "python", "", (), f"def f{line}():", digest)
 
 
 def doc(path: str, line: int) -> str:
@@ -35,9 +36,10 @@ def generation(root: Path, name: str) -> Path:
 
 def inline_row(m: ChunkMeta) -> list[object]:
     """A chunk's columns as a table of the older schema holds them (its texts follow)."""
-    fields = dataclasses.asdict(m)
+    fields = {"content_hash": "", **dataclasses.asdict(m)}  # content_hash: a column no longer read
     fields["breadcrumb"] = json.dumps(list(m.breadcrumb))
-    return list(fields.values())
+    order = ("path", "start_line", "end_line", "language", "content_hash", "symbol", "breadcrumb", "snippet")
+    return [fields[name] for name in (*order, "doc_hash")]
 
 
 def blocks_in(gen: Path) -> int:
@@ -59,7 +61,8 @@ def test_doc_texts_round_trip_through_compressed_blocks(tmp_path: Path) -> None:
     assert read_table(gen)[1] == rows
     db = connect(gen / CHUNKS_DB)
     try:
-        assert db.execute("SELECT count(*) FROM chunks WHERE doc_text IS NOT NULL").fetchone()[0] == 0
+        inline = "doc_text IS NOT NULL OR snippet IS NOT NULL OR typeof(doc_hash) != 'blob'"
+        assert db.execute(f"SELECT count(*) FROM chunks WHERE {inline}").fetchone()[0] == 0
         stored = sum(len(r[0]) for r in db.execute("SELECT texts FROM doc_blocks"))
     finally:
         db.close()
@@ -105,6 +108,7 @@ def test_a_table_that_stored_texts_inline_is_read_and_updated(tmp_path: Path) ->
     db.commit()
     db.close()
     assert read_doc_texts(old, [5]) == [(5, rows[5].doc_hash, doc("m5.py", 1) * 20)]
+    assert read_table(old)[1] == rows
     size_before = (old / CHUNKS_DB).stat().st_size
     # Every file sent again: a fresh table would do, but an update of most files in place gives its pages back.
     new = generation(tmp_path, "new")
@@ -112,4 +116,5 @@ def test_a_table_that_stored_texts_inline_is_read_and_updated(tmp_path: Path) ->
     write_table(new, old, rows, sent, [], 2, 41)
     texts = dict((k, text) for k, _h, text in read_doc_texts(new, list(rows)))
     assert texts == {k: doc(f"m{k}.py", 1) * 20 for k in rows}  # row 1 still inline, the rest in blocks
+    assert read_table(new)[1] == rows
     assert (new / CHUNKS_DB).stat().st_size < size_before / 2

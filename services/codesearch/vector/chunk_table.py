@@ -1,12 +1,15 @@
 """The vector leg's chunk table: one SQLite file per generation, what a hit shows and what each tier embeds.
 
-    chunks(key -> path, lines, language, hashes, symbol, breadcrumb, snippet, doc block and slot)
-    doc_blocks(id -> the doc texts of one sent file's chunks, zlib-compressed JSON, in slot order)
+    chunks(key -> path, lines, language, symbol, breadcrumb, doc hash, doc block and slot)
+    doc_blocks(id -> the doc texts and the snippets of one sent file's chunks, each zlib-compressed JSON, in slot
+               order)
     meta(index_version, next_key, files)
 
 A doc text is read again only when a tier embeds after the update (the transformer tier, a changed model) and by
-late interaction, so it is stored compressed, a file's chunks together (one file's texts share most words).
-Generations written before the blocks hold the text in `chunks.doc_text`; their rows are read as they are.
+late interaction, and the snippets once, when the table is opened: both are stored compressed, a file's chunks
+together (one file's texts share most words). The doc hash is stored as its 32 bytes. Generations written before
+the blocks hold the text and the snippet in each row (and a content hash, no longer read); their rows are read as
+they are.
 Rows are read by column name (sqlite3.Row), so the schema can grow without shifting anyone's indexes.
 """
 
@@ -22,7 +25,6 @@ from typing import NamedTuple
 
 from codesearch.common.sqlite_batches import in_batches
 from codesearch.v1 import common_pb2
-from codesearch.vector.embedding_cache import text_hash
 
 CHUNKS_DB = "chunks.sqlite"
 SNIPPET_LINES = 6  # enough to show the signature and docstring summary of a hit
@@ -39,12 +41,12 @@ VACUUM_SHARE = 0.25
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS chunks (
   key INTEGER PRIMARY KEY, path TEXT NOT NULL, start_line INTEGER, end_line INTEGER, language TEXT,
-  content_hash TEXT, symbol TEXT, breadcrumb TEXT, snippet TEXT, doc_hash TEXT, doc_text TEXT,
-  doc_block INTEGER, doc_slot INTEGER);
-CREATE TABLE IF NOT EXISTS doc_blocks (id INTEGER PRIMARY KEY, texts BLOB NOT NULL);
+  symbol TEXT, breadcrumb TEXT, snippet TEXT, doc_hash BLOB, doc_text TEXT, doc_block INTEGER, doc_slot INTEGER);
+CREATE TABLE IF NOT EXISTS doc_blocks (id INTEGER PRIMARY KEY, texts BLOB NOT NULL, snippets BLOB);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT);
 """
 _BLOCK_COLUMNS = ("doc_block", "doc_slot")  # added to a table copied from a generation written before them
+_SNIPPET_COLUMN = "snippets"  # added to doc_blocks written before it
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,6 @@ class ChunkMeta:
     start_line: int
     end_line: int
     language: str
-    content_hash: str
     symbol: str
     breadcrumb: tuple[str, ...]
     snippet: str
@@ -69,7 +70,6 @@ class SentChunk(NamedTuple):
     start_line: int
     end_line: int
     language: str
-    content_hash: str
     text: str
     breadcrumb: list[str]
     symbol: str
@@ -97,10 +97,16 @@ def read_table(gen: Path) -> tuple[TableMeta, dict[int, ChunkMeta]]:
     db = connect(gen / CHUNKS_DB)
     try:
         meta = {r["name"]: r["value"] for r in db.execute("SELECT name, value FROM meta")}
+        blocked = _has_columns(db, "chunks", _BLOCK_COLUMNS)
         rows = db.execute(
-            "SELECT key, path, start_line, end_line, language, content_hash, symbol, breadcrumb, snippet,"
-            " doc_hash FROM chunks"
+            "SELECT key, path, start_line, end_line, language, symbol, breadcrumb, snippet, doc_hash"
+            + (", doc_block, doc_slot" if blocked else ", NULL AS doc_block, NULL AS doc_slot")
+            + " FROM chunks"
         ).fetchall()
+        snippets_of: dict[int, list[str]] = {}
+        if blocked and _has_columns(db, "doc_blocks", (_SNIPPET_COLUMN,)):
+            for r in db.execute("SELECT id, snippets FROM doc_blocks WHERE snippets IS NOT NULL"):
+                snippets_of[r["id"]] = json.loads(zlib.decompress(r["snippets"]))
     finally:
         db.close()
     chunks = {
@@ -109,11 +115,10 @@ def read_table(gen: Path) -> tuple[TableMeta, dict[int, ChunkMeta]]:
             start_line=r["start_line"],
             end_line=r["end_line"],
             language=r["language"] or "",
-            content_hash=r["content_hash"] or "",
             symbol=r["symbol"] or "",
             breadcrumb=tuple(json.loads(r["breadcrumb"] or "[]")),
-            snippet=r["snippet"] or "",
-            doc_hash=r["doc_hash"],
+            snippet=r["snippet"] if r["snippet"] is not None else snippets_of[r["doc_block"]][r["doc_slot"]],
+            doc_hash=_hash_text(r["doc_hash"]),
         )
         for r in rows
     }
@@ -142,20 +147,22 @@ def write_table(
     db = connect(db_path)
     try:
         db.executescript(_SCHEMA)
-        have = {r["name"] for r in db.execute("PRAGMA table_info(chunks)")}
         for column in _BLOCK_COLUMNS:
-            if column not in have:
+            if not _has_columns(db, "chunks", (column,)):
                 db.execute(f"ALTER TABLE chunks ADD COLUMN {column} INTEGER")
+        if not _has_columns(db, "doc_blocks", (_SNIPPET_COLUMN,)):
+            db.execute(f"ALTER TABLE doc_blocks ADD COLUMN {_SNIPPET_COLUMN} BLOB")
         db.execute("BEGIN")
         db.executemany("DELETE FROM chunks WHERE key = ?", [(k,) for k in removed])
         for block in blocks:
-            texts = json.dumps([text for _key, text in block]).encode()
+            metas = [rows[k] for k, _text in block]
             cur = db.execute(
-                "INSERT INTO doc_blocks (texts) VALUES (?)", (zlib.compress(texts, DOC_BLOCK_LEVEL),)
+                "INSERT INTO doc_blocks (texts, snippets) VALUES (?, ?)",
+                (_packed([text for _key, text in block]), _packed([m.snippet for m in metas])),
             )
             db.executemany(
-                "INSERT OR REPLACE INTO chunks (key, path, start_line, end_line, language, content_hash, symbol,"
-                " breadcrumb, snippet, doc_hash, doc_text, doc_block, doc_slot) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT OR REPLACE INTO chunks (key, path, start_line, end_line, language, symbol, breadcrumb,"
+                " doc_hash, doc_block, doc_slot) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 [
                     (
                         k,
@@ -163,16 +170,13 @@ def write_table(
                         m.start_line,
                         m.end_line,
                         m.language,
-                        m.content_hash,
                         m.symbol,
                         json.dumps(list(m.breadcrumb)),
-                        m.snippet,
-                        m.doc_hash,
-                        None,
+                        bytes.fromhex(m.doc_hash),
                         cur.lastrowid,
                         slot,
                     )
-                    for slot, (k, m) in enumerate((k, rows[k]) for k, _text in block)
+                    for slot, (k, m) in enumerate(zip((k for k, _text in block), metas, strict=True))
                 ],
             )
         # A block goes with the last row that reads it (a file's chunks are all rewritten when it is sent).
@@ -197,7 +201,7 @@ def read_doc_texts(gen: Path, keys: list[int]) -> list[tuple[int, str, str]]:
     """(key, doc hash, doc text) of `keys`, in key order."""
     db = connect(gen / CHUNKS_DB)
     try:
-        blocked = {r["name"] for r in db.execute("PRAGMA table_info(chunks)")} >= set(_BLOCK_COLUMNS)
+        blocked = _has_columns(db, "chunks", _BLOCK_COLUMNS)
         columns = "key, doc_hash, doc_text" + (", doc_block, doc_slot" if blocked else ", NULL, NULL")
         found = []
         for part, marks in in_batches(keys):
@@ -207,9 +211,24 @@ def read_doc_texts(gen: Path, keys: list[int]) -> list[tuple[int, str, str]]:
         for part, marks in in_batches(needed):
             for r in db.execute(f"SELECT id, texts FROM doc_blocks WHERE id IN ({marks})", part):
                 texts_of[r["id"]] = json.loads(zlib.decompress(r["texts"]))
-        return sorted((r[0], r[1], r[2] if r[2] is not None else texts_of[r[3]][r[4]]) for r in found)
+        return sorted(
+            (r[0], _hash_text(r[1]), r[2] if r[2] is not None else texts_of[r[3]][r[4]]) for r in found
+        )
     finally:
         db.close()
+
+
+def _has_columns(db: sqlite3.Connection, table: str, columns: tuple[str, ...]) -> bool:
+    return {r["name"] for r in db.execute(f"PRAGMA table_info({table})")} >= set(columns)
+
+
+def _packed(texts: list[str]) -> bytes:
+    return zlib.compress(json.dumps(texts).encode(), DOC_BLOCK_LEVEL)
+
+
+def _hash_text(stored: str | bytes) -> str:
+    """A doc hash as the embedding cache keys it (hex): stored as its bytes, or as text by older tables."""
+    return stored.hex() if isinstance(stored, bytes) else stored
 
 
 def sent_chunks(f: common_pb2.IndexedFile) -> list[SentChunk]:
@@ -220,7 +239,6 @@ def sent_chunks(f: common_pb2.IndexedFile) -> list[SentChunk]:
             start_line=c.start_line,
             end_line=c.end_line,
             language=c.language or f.language,
-            content_hash=c.content_hash or text_hash(c.text),
             text=c.text,
             breadcrumb=list(c.breadcrumb),
             symbol=c.symbol,
@@ -234,5 +252,5 @@ def sent_chunks(f: common_pb2.IndexedFile) -> list[SentChunk]:
         text = "\n".join(lines[i : i + FALLBACK_WINDOW_LINES])
         if text.strip():
             end = min(len(lines), i + FALLBACK_WINDOW_LINES)
-            out.append(SentChunk(f.path, i + 1, end, f.language, text_hash(text), text, [], ""))
+            out.append(SentChunk(f.path, i + 1, end, f.language, text, [], ""))
     return out

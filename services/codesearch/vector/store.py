@@ -163,7 +163,6 @@ class RepoIndex:
                         start_line=c.start_line,
                         end_line=c.end_line,
                         language=c.language,
-                        content_hash=c.content_hash,
                         symbol=c.symbol,
                         breadcrumb=tuple(c.breadcrumb),
                         snippet=snippet(c.text),
