@@ -31,7 +31,7 @@ from codesearch.orchestrator.legs import LegClients
 from codesearch.orchestrator.plan import Plan, Scope, plan_search
 from codesearch.orchestrator.query import Query
 from codesearch.orchestrator.ranking import adaptive, boosts, recipe, topk
-from codesearch.orchestrator.ranking.confidence import MEANING_INTENTS, confidence, is_sentence
+from codesearch.orchestrator.ranking.confidence import confidence, is_sentence
 from codesearch.orchestrator.ranking.fusion import FusedHit, fuse_for, rrf_k
 from codesearch.orchestrator.ranking.signals import SHIPPED, Params
 from codesearch.orchestrator.registry import Registry
@@ -146,7 +146,6 @@ class SearchPipeline:
             legs_answered=frozenset(_answered(answer.reports)),
             query=query,
             sentence=is_sentence(plan.route.intent),
-            meaning=plan.routed and plan.route.intent in MEANING_INTENTS,
         )
         for name, ms in stage_ms.items():
             resp.stage_ms[name] = ms

@@ -55,36 +55,16 @@ def test_vector_rank_reads_the_vector_legs_best_rank_in_the_top_file() -> None:
     assert confidence.features(alone, "how routing works")[i_rank] == 0.0
 
 
-def test_meaning_answers_are_capped_and_names_are_not() -> None:
-    """A sentence answer's probability stays under SENTENCE_CAP however clear it looks; a name's does not."""
-    clear = fuse(
-        [
-            (common_pb2.LEG_KEYWORD, 1.0, [hit("router.go", 1)]),
-            (common_pb2.LEG_VECTOR, 1.0, [hit("router.go", 1)]),
-        ],
-        40,
-    )
-    top = confidence.confidence(clear, 1.0, 1.0, ranked_by_signals=True, query="Router", sentence=True)
-    assert 0.5 < top <= confidence.SENTENCE_CAP
-    name = confidence.confidence(clear, 1.0, 1.0, ranked_by_signals=True, query="Router", sentence=False)
-    assert name > confidence.SENTENCE_CAP
-
-
-def test_routed_meaning_answers_are_mapped_by_the_calibration_and_keep_their_order() -> None:
-    """MEANING_CALIBRATION is monotone (the order of answers, and so AUROC, stays) and raises what the models say
-    for a routed meaning question (they under-promise on unseen code); other answers are left as the models say."""
+def test_keyword_agreement_on_the_top_file_raises_a_sentence_answers_confidence() -> None:
+    """keyword_rank reads the keyword leg's best rank in the top hit's file; BM25 agreeing is a sign it is right."""
+    vector = (common_pb2.LEG_VECTOR, 1.0, [hit("router.go", 40)])
+    agreeing = fuse([vector, (common_pb2.LEG_KEYWORD, 0.2, [hit("tree.go", 1), hit("router.go", 1)])], 40)
+    alone = fuse([vector, (common_pb2.LEG_KEYWORD, 0.2, [hit("tree.go", 1), hit("mux.go", 1)])], 40)
+    assert agreeing[0].hit.location.path == alone[0].hit.location.path == "router.go"
+    i_rank = confidence.FEATURES.index("keyword_rank")
+    assert confidence.features(agreeing, "how routing works")[i_rank] == 1 / 2
+    assert confidence.features(alone, "how routing works")[i_rank] == 0.0
     conf = partial(confidence.confidence, intent_confidence=0.4, keyword_coverage=0.3, ranked_by_signals=True)
-    weak = fuse([(common_pb2.LEG_KEYWORD, 1.0, KEYWORD)], 40)
-    strong = fuse(
-        [(common_pb2.LEG_KEYWORD, 1.0, KEYWORD), (common_pb2.LEG_VECTOR, 1.0, [hit("router.go", 1)])], 40
-    )
-    how = "how routing works"
-    raw = [conf(f, query=how) for f in (weak, strong)]
-    mapped = [conf(f, query=how, meaning=True) for f in (weak, strong)]
-    assert raw[0] < raw[1] and mapped[0] < mapped[1]
-    assert all(m > r for m, r in zip(mapped, raw, strict=True))
-    assert mapped == [confidence.calibrated(p) for p in raw]
-    ps = [i / 100 for i in range(101)]
-    assert [confidence.calibrated(p) for p in ps] == sorted(confidence.calibrated(p) for p in ps)
-    assert 0.0 < confidence.calibrated(0.0) < confidence.calibrated(1.0) < 1.0
-    assert confidence.confidence([], 1.0, 1.0, ranked_by_signals=True, meaning=True) == 0.0
+    assert conf(agreeing, query="how routing works") > conf(alone, query="how routing works")
+    assert 0.0 < conf(alone, query="how routing works") < conf(agreeing, query="how routing works") < 1.0
+    assert confidence.confidence([], 1.0, 1.0, ranked_by_signals=True) == 0.0

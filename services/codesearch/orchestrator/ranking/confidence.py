@@ -16,20 +16,16 @@ from codesearch.v1 import common_pb2, search_pb2
 # answers), so it is kept as fitted. vector_rank came after it: weight 0.
 CONF_BIAS = -0.433
 # One per FEATURES entry, in order.
-CONF_WEIGHTS: tuple[float, ...] = (2.237, 1.601, 1.027, 1.647, 0.954, -2.936, 0.0)
-# Meaning questions: refit on the same sets' meaning answers at the vector weight 0.35 (router.INTENT_WEIGHTS),
-# features by backward elimination on cross-validation leaving one FIT repository out (confidence_fit.py
-# SENTENCE_DROPS): vector_rank in place of vector_agrees (0.857 -> 0.870; with both 0.868), then margin_to_fifth
-# out (0.878; dropping any other then lost 0.001-0.022). Held-out repositories, the whole set as the server
-# answers it, offline: AUROC 0.810 (the names' model for every answer, as before) -> 0.827; stdlib dev 0.942 ->
-# 0.957, paraphrases 0.497 -> 0.559. Weight 0: left out. Refit at stop 33 (long descriptions lean on the vector leg,
-# interface files penalised; same features, CV 0.883), shipped weights -> refit: held-out 0.827 -> 0.828, dev 0.957
-# -> 0.960, paraphrases 0.487 -> 0.503.
-SENTENCE_BIAS = -0.263
-SENTENCE_WEIGHTS: tuple[float, ...] = (3.307, 2.445, 2.983, 0.000, 0.000, -3.798, 1.636)
-# A meaning answer's top file may be right where a stdlib label wants one function: uncapped, wrong concept answers
-# rose above right exact-leg ones (dev 0.957 -> 0.937); the largest cap keeping the dev tune half >= 0.94.
-SENTENCE_CAP = 0.93
+CONF_WEIGHTS: tuple[float, ...] = (2.237, 1.601, 1.027, 1.647, 0.954, -2.936, 0.0, 0.0)
+# Sentence questions (every intent but a name): fitted on the 57 development repositories (polyglot + blind), the
+# answers as the server ranks them replayed from a leg dump, by `python -m codesearch_lab.calibration` (sklearn
+# LogisticRegression, C=1; recipe in services/codesearch_lab/README.md). Scored on held-out folds by repository
+# against the model it replaced (fitted on the polyglot fit half and the stdlib sets, then Platt-mapped to the 57):
+# AUROC 0.769 -> 0.812, paired +0.043 [+0.019, +0.067] (architecture 0.743 -> 0.764, semantic 0.689 -> 0.764), ECE
+# 0.020 -> 0.018. keyword_rank is what lifts it (held-out 0.779 without it): BM25 and the ranking agreeing on the
+# file. A probability as fitted: no cap and no map after it.
+SENTENCE_BIAS = -1.882
+SENTENCE_WEIGHTS: tuple[float, ...] = (1.836, 0.898, 1.903, 1.503, 0.305, -0.275, 1.065, 1.288)
 FEATURES = (
     "margin",  # relative margin between the first two scores: a clear winner is usually right
     "defines",  # the top hit defines the name the query asks about (signals.py)
@@ -38,9 +34,9 @@ FEATURES = (
     "vector_agrees",  # the vector leg put a chunk of the top hit's file in its first VECTOR_HEAD: meaning agrees
     "query_length",  # the query's content words / QUERY_LENGTH_CAP: a long description is harder to place
     "vector_rank",  # 1 / (1 + the vector leg's best rank of a chunk of the top hit's file); 0 when it has none
+    "keyword_rank",  # the same for the keyword leg: BM25 agrees on the file
 )
 VECTOR_HEAD = 5  # the vector leg's first hits that count as agreeing (5 and 3 gave the same CV AUROC)
-CALIBRATION_CLIP = 1e-4  # a confidence of 0 or 1 is taken this far inside, so its logit is finite
 QUERY_LENGTH_CAP = 12  # content words beyond this add no doubt (stdlib paraphrases reach 16)
 # The model for answers the signals did not rank (exact matches, references, impact, "where is X defined", quoted
 # docstrings): fit (sklearn LogisticRegression, C=1) on the stdlib dev and paraphrase sets' tune halves, AUROC
@@ -57,20 +53,6 @@ EXACT_LEGS = frozenset(
     {common_pb2.LEG_DEFINITION, common_pb2.LEG_REFERENCES, common_pb2.LEG_IMPACT, common_pb2.LEG_TRIGRAM}
 )
 FILE_SHARE_DEPTH = 10  # the results a reader sees: how many of them are in the top hit's file
-# Routed meaning questions: what the models above say, mapped to the probability that the top hit is right
-# (sigmoid(scale * logit(p) + shift), Platt scaling). The models were fitted on the polyglot fit half and the stdlib
-# sets, and on unseen code they under-promise: on the 57 development repositories (polyglot + blind) their mean
-# confidence was 0.53 where 0.79 of top hits were right (expected calibration error 0.260; architecture 0.308,
-# semantic 0.314). Fitted inside grouped folds by repository and scored on the held-out fold
-# (`python -m codesearch_lab.calibration`): ECE 0.016 (architecture 0.030, semantic 0.026); then fitted on all 57.
-# The stdlib paraphrase set, whose targets are one function in 1,800 files, is not what it was fitted on: its
-# confidences rise above its hit@1 (ECE 0.105 -> 0.436; services/RESULTS.md, "Confidence, calibrated").
-MEANING_CALIBRATION = (0.724, 1.472)
-MEANING_INTENTS = frozenset({search_pb2.INTENT_UNDERSTAND_CODE, search_pb2.INTENT_FIND_SIMILAR})
-# As eval run files name them (eval/polyglot_run.py): the lab's refit reads them.
-MEANING_INTENT_NAMES = frozenset(
-    search_pb2.Intent.Name(i).removeprefix("INTENT_").lower() for i in MEANING_INTENTS
-)
 
 
 def features(fused: list[FusedHit], query: QueryLike = "") -> list[float]:
@@ -81,8 +63,8 @@ def features(fused: list[FusedHit], query: QueryLike = "") -> list[float]:
     head = fused[:FILE_SHARE_DEPTH]
     top_file = (fused[0].hit.location.repository, fused[0].hit.location.path)
     in_top_file = [f for f in fused if (f.hit.location.repository, f.hit.location.path) == top_file]
-    vector_ranks = [s.rank for f in in_top_file for s in f.leg_scores if s.leg == common_pb2.LEG_VECTOR]
-    vector_best = min(vector_ranks) if vector_ranks else None
+    vector_best = _best_rank(in_top_file, common_pb2.LEG_VECTOR)
+    keyword_best = _best_rank(in_top_file, common_pb2.LEG_KEYWORD)
     return [
         (top - second) / top if top > 0 else 0.0,
         float(any(b.name == "defines_query_name" for b in fused[0].boosts)),
@@ -91,7 +73,14 @@ def features(fused: list[FusedHit], query: QueryLike = "") -> list[float]:
         float(vector_best is not None and vector_best < VECTOR_HEAD),
         min(len(as_query(query).words), QUERY_LENGTH_CAP) / QUERY_LENGTH_CAP,
         0.0 if vector_best is None else 1 / (1 + vector_best),
+        0.0 if keyword_best is None else 1 / (1 + keyword_best),
     ]
+
+
+def _best_rank(hits: list[FusedHit], leg: int) -> int | None:
+    """The best rank `leg` gave any of `hits`, or None when it found none of them."""
+    ranks = [s.rank for f in hits for s in f.leg_scores if s.leg == leg]
+    return min(ranks) if ranks else None
 
 
 def confidence(
@@ -103,30 +92,15 @@ def confidence(
     legs_answered: frozenset[int] = frozenset(),
     query: QueryLike = "",
     sentence: bool = True,
-    meaning: bool = False,
 ) -> float:
     """Probability that the top hit is right, from signals of the answer itself (never from how many hits):
     for answers ranked by ranking/signals.py the sentence model (a meaning question) or the names' model, the
-    exact-leg model for the others; `meaning` (a routed meaning question) maps it by MEANING_CALIBRATION."""
+    exact-leg model for the others."""
     if not fused:
         return 0.0
     if ranked_by_signals:
-        p = signal_confidence(features(fused, query), sentence)
-    else:
-        p = sigmoid(_exact_logit(fused, intent_confidence, keyword_coverage, direct, legs_answered))
-    return calibrated(p) if meaning else p
-
-
-def calibrated(p: float) -> float:
-    """`p` through MEANING_CALIBRATION."""
-    scale, shift = MEANING_CALIBRATION
-    return sigmoid(scale * logit(p) + shift)
-
-
-def logit(p: float) -> float:
-    """The inverse of sigmoid, for p clipped CALIBRATION_CLIP inside (0, 1)."""
-    p = min(max(p, CALIBRATION_CLIP), 1 - CALIBRATION_CLIP)
-    return math.log(p / (1 - p))
+        return signal_confidence(features(fused, query), sentence)
+    return sigmoid(_exact_logit(fused, intent_confidence, keyword_coverage, direct, legs_answered))
 
 
 def is_sentence(intent: int) -> bool:
@@ -137,9 +111,7 @@ def is_sentence(intent: int) -> bool:
 def signal_confidence(x: list[float], sentence: bool) -> float:
     """The confidence of a signal-ranked answer from its FEATURES (the refit tool scores the shipped model so)."""
     if sentence:
-        return SENTENCE_CAP * sigmoid(
-            SENTENCE_BIAS + sum(w * v for w, v in zip(SENTENCE_WEIGHTS, x, strict=True))
-        )
+        return sigmoid(SENTENCE_BIAS + sum(w * v for w, v in zip(SENTENCE_WEIGHTS, x, strict=True)))
     return sigmoid(CONF_BIAS + sum(w * v for w, v in zip(CONF_WEIGHTS, x, strict=True)))
 
 
