@@ -54,7 +54,9 @@ def answers(legs_path: str, pset: PolyglotSet) -> list[Answer]:
             continue
         query = Query.parse(q.query, offline.ROUTED.specific_words)
         plan, lists = offline.routed_lists(q, offline.ROUTED, query)
-        fused = offline.rank_one(q, offline.ROUTED)
+        fused = offline.rank_lists(
+            q, offline.ROUTED, query, lists, plan.strategy, plan.route.intent, plan.routed
+        )
         if not fused:
             continue
         keyword = next((hits for leg, _w, hits in lists if leg == common_pb2.LEG_KEYWORD), [])

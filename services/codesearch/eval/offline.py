@@ -172,6 +172,19 @@ def rank_one(q: QueryLegs, v: Variant) -> list[fusion.FusedHit]:
     else:
         lists, intent, routed = fixed_lists(q, v), classify(query).intent, False
         strategy = search_pb2.STRATEGY_RRF
+    return rank_lists(q, v, query, lists, strategy, intent, routed)
+
+
+def rank_lists(
+    q: QueryLegs,
+    v: Variant,
+    query: Query,
+    lists: list[fusion.RankedList],
+    strategy: int,
+    intent: int,
+    routed: bool,
+) -> list[fusion.FusedHit]:
+    """The lists of a plan fused and ranked as the server does: fusion, centrality, the recipe."""
     if not lists:
         return []
     if v.rrf_scores and len(lists) == 1:

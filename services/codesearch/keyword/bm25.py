@@ -145,11 +145,10 @@ def write(
     Returns the number of documents in the committed index.
     """
     path.mkdir(parents=True, exist_ok=True)
-    old = Bm25Reader(base) if base is not None and base.is_dir() else None
-    if old is not None and base is not None and not _schema_is_current(base):
+    if base is not None and base.is_dir() and not _schema_is_current(base):
         # Written with an older schema (before the stemmed fields, or recording positions): its segments cannot
         # join this one, so its chunks are written again from their text (nothing is lost, no file is re-read).
-        kept = [d for d in old.all_docs() if d.path not in drop_paths]
+        kept = [d for d in Bm25Reader(base).all_docs() if d.path not in drop_paths]
         if lines_of is not None:
             kept = [d if d.text_stored else replace(d, text=lines_of(d)) for d in kept]
         docs = kept + docs

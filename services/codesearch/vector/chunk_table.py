@@ -155,29 +155,14 @@ def write_table(
         db.execute("BEGIN")
         db.executemany("DELETE FROM chunks WHERE key = ?", [(k,) for k in removed])
         for block in blocks:
-            metas = [rows[k] for k, _text in block]
             cur = db.execute(
                 "INSERT INTO doc_blocks (texts, snippets) VALUES (?, ?)",
-                (_packed([text for _key, text in block]), _packed([m.snippet for m in metas])),
+                (_packed([text for _key, text in block]), _packed([rows[k].snippet for k, _text in block])),
             )
             db.executemany(
                 "INSERT OR REPLACE INTO chunks (key, path, start_line, end_line, language, symbol, breadcrumb,"
                 " doc_hash, doc_block, doc_slot) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                [
-                    (
-                        k,
-                        m.path,
-                        m.start_line,
-                        m.end_line,
-                        m.language,
-                        m.symbol,
-                        json.dumps(list(m.breadcrumb)),
-                        bytes.fromhex(m.doc_hash),
-                        cur.lastrowid,
-                        slot,
-                    )
-                    for slot, (k, m) in enumerate(zip((k for k, _text in block), metas, strict=True))
-                ],
+                [(k, *_columns(rows[k]), cur.lastrowid, slot) for slot, (k, _text) in enumerate(block)],
             )
         # A block goes with the last row that reads it (a file's chunks are all rewritten when it is sent).
         db.execute(
@@ -216,6 +201,12 @@ def read_doc_texts(gen: Path, keys: list[int]) -> list[tuple[int, str, str]]:
         )
     finally:
         db.close()
+
+
+def _columns(m: ChunkMeta) -> tuple[object, ...]:
+    """A chunk's row from path to doc hash, as write_table stores it."""
+    breadcrumb = json.dumps(list(m.breadcrumb))
+    return (m.path, m.start_line, m.end_line, m.language, m.symbol, breadcrumb, bytes.fromhex(m.doc_hash))
 
 
 def _has_columns(db: sqlite3.Connection, table: str, columns: tuple[str, ...]) -> bool:
