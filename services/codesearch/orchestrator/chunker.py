@@ -166,7 +166,7 @@ def _is_scrap(lines: list[str], spans: list[ChunkSpan], i: int) -> bool:
     methods lost their neighbours), polyglot within 0.001. A small whole definition that nothing follows, or of
     several lines (`CREATE TABLE t (id INT);`), stays a chunk."""
     span = spans[i]
-    if len(spans) == 1 or _text_chars(lines, span) >= SLIGHT_CHARS:
+    if len(spans) == 1 or _has_text_chars(lines, span, SLIGHT_CHARS):
         return False
     return not span.symbol or (span.start_line == span.end_line and i + 1 < len(spans))
 
@@ -185,8 +185,15 @@ def _opens_next(lines: list[str], spans: list[ChunkSpan], i: int) -> bool:
     )
 
 
-def _text_chars(lines: list[str], span: ChunkSpan) -> int:
-    return sum(len("".join(lines[i - 1].split())) for i in range(span.start_line, span.end_line + 1))
+def _has_text_chars(lines: list[str], span: ChunkSpan, at_least: int) -> bool:
+    """Whether the span holds at least this many non-space characters; stops counting once it does (most spans
+    hold far more: chunk_lines over the standard library 0.24 -> 0.15 s, chunks byte-identical)."""
+    count = 0
+    for line in lines[span.start_line - 1 : span.end_line]:
+        count += len("".join(line.split()))
+        if count >= at_least:
+            return True
+    return False
 
 
 def _windows(lines: list[str], start: int, end: int, crumb: tuple[str, ...], symbol: str) -> list[ChunkSpan]:
