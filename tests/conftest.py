@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from codesearch.common.aio_thread import Registrar, ThreadedServer
 from codesearch.config import Settings
+
+from tests.fixture_types import Git, StartServer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # CODESEARCH_SHARED_EVAL points a worktree outside the checkout at the shared eval sets.
@@ -36,7 +38,7 @@ def settings(tmp_path: Path) -> Settings:
 
 
 @pytest.fixture
-def start_server() -> Iterator:
+def start_server() -> Iterator[StartServer]:
     """start_server([registrar, ...]) -> ThreadedServer; every server is stopped at teardown."""
     servers: list[ThreadedServer] = []
 
@@ -59,7 +61,7 @@ def shared_eval() -> Path:
 
 
 @pytest.fixture
-def git() -> Callable[..., str]:
+def git() -> Git:
     """git(repo, *args) -> stdout: the git command with a fixed identity and no user configuration."""
     env = {
         "GIT_AUTHOR_NAME": "t",

@@ -31,7 +31,9 @@ def test_numbers_read_and_blank_means_the_default() -> None:
     )
 
 
-def test_the_cli_prints_it_without_a_traceback(monkeypatch: pytest.MonkeyPatch, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_the_cli_prints_it_without_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("CODESEARCH_MAX_FILE_BYTES", "lots")
     assert main(["status"]) != 0
     err = capsys.readouterr().err

@@ -15,6 +15,8 @@ from codesearch.config import Settings
 from codesearch.server import registrars
 from codesearch.v1 import search_pb2, search_pb2_grpc
 
+from tests.fixture_types import StartServer
+
 SERVICES = ("keyword", "graph", "orchestrator")  # no model needed; meaning queries go to BM25 alone
 MODULE = '''"""A cache of fetched pages that retries the connection."""
 
@@ -52,7 +54,7 @@ def query_file(tmp_path: Path) -> Path:
     return path
 
 
-def _server_with(start_server, home: Path, files: dict[str, str]) -> str:
+def _server_with(start_server: StartServer, home: Path, files: dict[str, str]) -> str:
     repo = home / "repo"
     repo.mkdir(parents=True)
     for name, text in files.items():
@@ -64,7 +66,7 @@ def _server_with(start_server, home: Path, files: dict[str, str]) -> str:
 
 
 def test_ratio_per_class_and_identical_answers(
-    tmp_path: Path, start_server, query_file: Path, capsys
+    tmp_path: Path, start_server: StartServer, query_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     files = {"client.py": MODULE, "settings.py": MODULE.replace("connect", "reconnect")}
     a = _server_with(start_server, tmp_path / "a", files)
@@ -84,7 +86,9 @@ def test_ratio_per_class_and_identical_answers(
     assert "answers that differ (hits, scores, confidence): 0 of 5" in out
 
 
-def test_a_different_index_is_reported(tmp_path: Path, start_server, query_file: Path, capsys) -> None:
+def test_a_different_index_is_reported(
+    tmp_path: Path, start_server: StartServer, query_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     a = _server_with(start_server, tmp_path / "a", {"client.py": MODULE})
     b = _server_with(start_server, tmp_path / "b", {"client.py": MODULE, "other.py": MODULE})
     latency.main([str(query_file), "--repo", "repo", "--address", a, "--baseline", b])

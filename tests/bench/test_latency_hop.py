@@ -6,10 +6,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from codesearch.bench import latency_hop
 
 
-def test_the_hop_is_measured_against_the_direct_call(tmp_path: Path, capsys) -> None:
+def test_the_hop_is_measured_against_the_direct_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / "retry.py").write_text(

@@ -12,11 +12,13 @@ from codesearch.config import Settings
 from codesearch.server import registrars
 from codesearch.v1 import search_pb2, search_pb2_grpc
 
+from tests.fixture_types import StartServer
+
 SERVICES = ("keyword", "graph", "orchestrator")
 
 
 def test_bench_load_over_a_repository_without_identifiers_says_so_plainly(
-    tmp_path: Path, start_server
+    tmp_path: Path, start_server: StartServer
 ) -> None:
     server = start_server(
         registrars(Settings.from_env({"CODESEARCH_HOME": str(tmp_path / "home")}), SERVICES)

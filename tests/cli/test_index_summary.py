@@ -9,11 +9,13 @@ from codesearch.cli.main import main as cli_main
 from codesearch.config import Settings
 from codesearch.server import registrars
 
+from tests.fixture_types import StartServer
+
 SERVICES = ("keyword", "orchestrator")
 
 
 def test_skipped_files_are_one_line_of_counts_and_verbose_lists_them(
-    tmp_path: Path, start_server, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, start_server: StartServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     server = start_server(
         registrars(Settings.from_env({"CODESEARCH_HOME": str(tmp_path / "home")}), SERVICES)

@@ -14,11 +14,13 @@ from codesearch.config import Settings
 from codesearch.server import registrars
 from codesearch.v1 import search_pb2, search_pb2_grpc
 
+from tests.fixture_types import StartServer
+
 SERVICES = ("keyword", "orchestrator")
 SETTLE_TIMEOUT_S = 60.0  # a cold CLI start (imports) plus two runs on 2 busy cores
 
 
-def test_watch_reindexes_an_edit_and_stops_on_ctrl_c(tmp_path: Path, start_server) -> None:
+def test_watch_reindexes_an_edit_and_stops_on_ctrl_c(tmp_path: Path, start_server: StartServer) -> None:
     server = start_server(
         registrars(Settings.from_env({"CODESEARCH_HOME": str(tmp_path / "home")}), SERVICES)
     )

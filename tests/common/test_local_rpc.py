@@ -5,6 +5,7 @@ token, a recorder), and streams still over the channel."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import grpc
@@ -27,7 +28,11 @@ class Recorder(grpc.aio.ServerInterceptor):
         self.methods: list[str] = []
         self.local: list[str] = []
 
-    async def intercept_service(self, continuation, details):  # type: ignore[no-untyped-def]
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
         method = details.method.rsplit("/", 1)[-1]
         self.methods.append(method)
         handler = await continuation(details)
@@ -35,7 +40,8 @@ class Recorder(grpc.aio.ServerInterceptor):
             return handler
         inner = handler.unary_unary
 
-        async def observed(request, context):  # type: ignore[no-untyped-def]
+        # The context is an aio one, or a LocalContext; grpc-stubs types every handler's as grpc.ServicerContext.
+        async def observed(request: object, context: grpc.ServicerContext) -> object:
             if isinstance(context, LocalContext):
                 self.local.append(method)
             return await inner(request, context)
@@ -45,7 +51,9 @@ class Recorder(grpc.aio.ServerInterceptor):
         )
 
 
-def _indexed_server(tmp_path: Path, interceptors: list, token: str = "") -> tuple[ThreadedServer, Settings]:  # type: ignore[type-arg]
+def _indexed_server(
+    tmp_path: Path, interceptors: list[grpc.aio.ServerInterceptor], token: str = ""
+) -> tuple[ThreadedServer, Settings]:
     env = {"CODESEARCH_HOME": str(tmp_path / "home")} | ({"CODESEARCH_AUTH_TOKEN": token} if token else {})
     settings = Settings.from_env(env)
     server = ThreadedServer(
@@ -64,22 +72,28 @@ def _indexed_server(tmp_path: Path, interceptors: list, token: str = "") -> tupl
     return server, settings
 
 
+def _running(server: ThreadedServer) -> grpc.aio.Server:
+    grpc_server = server.grpc_server
+    assert grpc_server is not None  # None only when stopped
+    return grpc_server
+
+
 def _local_and_wire(
     server: ThreadedServer, settings: Settings, request: keyword_pb2.KeywordSearchRequest
-) -> tuple:  # type: ignore[type-arg]
-    served = local_services(server.grpc_server)  # type: ignore[arg-type]  # None only when stopped
+) -> tuple[bytes, bytes]:
+    served = local_services(_running(server))
     assert served is not None and "/codesearch.v1.KeywordService/KeywordSearch" in served.handlers
 
     async def both() -> tuple[bytes, bytes]:
         wire = security.aio_channel(server.address, settings, CHANNEL_OPTIONS)
         token = security.bearer_metadata(settings.auth_token)
-        local = keyword_pb2_grpc.KeywordServiceStub(LocalChannel(served, wire, token))  # type: ignore[arg-type]
+        local = keyword_pb2_grpc.KeywordServiceStub(LocalChannel(served, wire, token))
         a = await local.KeywordSearch(request, timeout=5)
         b = await keyword_pb2_grpc.KeywordServiceStub(wire).KeywordSearch(request, timeout=5)
         await wire.close(grace=None)
         return a.SerializeToString(deterministic=True), b.SerializeToString(deterministic=True)
 
-    return server.run(both())  # type: ignore[return-value]
+    return server.run(both())
 
 
 def test_a_local_call_answers_what_the_wire_answers_through_the_same_interceptors(tmp_path: Path) -> None:
@@ -123,12 +137,12 @@ def test_a_token_protected_server_accepts_its_own_local_calls(tmp_path: Path) ->
 
 def test_statuses_and_deadlines_reach_the_caller_as_from_the_wire(tmp_path: Path) -> None:
     server, settings = _indexed_server(tmp_path, [])
-    served = local_services(server.grpc_server)  # type: ignore[arg-type]  # None only when stopped
+    served = local_services(_running(server))
     assert served is not None
 
     async def codes() -> list[grpc.StatusCode]:
         wire = grpc.aio.insecure_channel(server.address)
-        local = keyword_pb2_grpc.KeywordServiceStub(LocalChannel(served, wire, []))  # type: ignore[arg-type]
+        local = keyword_pb2_grpc.KeywordServiceStub(LocalChannel(served, wire, []))
         out = []
         for request in (
             keyword_pb2.KeywordSearchRequest(query="", limit=5),  # no query: INVALID_ARGUMENT

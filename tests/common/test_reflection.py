@@ -4,7 +4,7 @@ of the API resolve to a file that defines them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import grpc
 import pytest
@@ -34,7 +34,7 @@ def reflection(
 
 
 def ask(
-    stub, requests: list[reflection_pb2.ServerReflectionRequest]
+    stub: reflection_pb2_grpc.ServerReflectionStub, requests: list[reflection_pb2.ServerReflectionRequest]
 ) -> list[reflection_pb2.ServerReflectionResponse]:
     """One reflection stream carrying every request, as grpcurl keeps one open."""
     return list(stub.ServerReflectionInfo(iter(requests)))
@@ -55,7 +55,7 @@ def message_names(message: Descriptor) -> Iterator[str]:
 
 
 def defined_messages(files: list[descriptor_pb2.FileDescriptorProto]) -> set[str]:
-    def walk(prefix: str, messages) -> Iterator[str]:
+    def walk(prefix: str, messages: Iterable[descriptor_pb2.DescriptorProto]) -> Iterator[str]:
         for m in messages:
             yield f"{prefix}.{m.name}"
             yield from walk(f"{prefix}.{m.name}", m.nested_type)
@@ -63,7 +63,7 @@ def defined_messages(files: list[descriptor_pb2.FileDescriptorProto]) -> set[str
     return {name for f in files for name in walk(f.package, f.message_type)}
 
 
-def test_every_service_is_listed_and_described(reflection) -> None:
+def test_every_service_is_listed_and_described(reflection: reflection_pb2_grpc.ServerReflectionStub) -> None:
     (listed,) = ask(reflection, [reflection_pb2.ServerReflectionRequest(list_services="")])
     names = {s.name for s in listed.list_services_response.service}
     api_services = {s.full_name for f in API_FILES for s in f.services_by_name.values()}
@@ -77,7 +77,9 @@ def test_every_service_is_listed_and_described(reflection) -> None:
         assert any(f.package == package and service in {s.name for s in f.service} for f in files_of(answer))
 
 
-def test_every_method_symbol_resolves_to_its_service_and_types(reflection) -> None:
+def test_every_method_symbol_resolves_to_its_service_and_types(
+    reflection: reflection_pb2_grpc.ServerReflectionStub,
+) -> None:
     methods = [m for f in API_FILES for s in f.services_by_name.values() for m in s.methods]
     assert "codesearch.v1.SearchService.StreamSearch" in {m.full_name for m in methods}
     answers = ask(
@@ -94,7 +96,7 @@ def test_every_method_symbol_resolves_to_its_service_and_types(reflection) -> No
         assert {method.input_type.full_name, method.output_type.full_name} <= defined_messages(files)
 
 
-def test_every_message_is_described(reflection) -> None:
+def test_every_message_is_described(reflection: reflection_pb2_grpc.ServerReflectionStub) -> None:
     names = sorted({n for f in API_FILES for m in f.message_types_by_name.values() for n in message_names(m)})
     assert {"codesearch.v1.StreamSearchRequest", "codesearch.v1.SearchBudget", "codesearch.v1.Hit"} <= set(
         names
@@ -106,7 +108,7 @@ def test_every_message_is_described(reflection) -> None:
         assert name in defined_messages(files_of(answer)), name
 
 
-def test_unknown_symbols_are_not_found(reflection) -> None:
+def test_unknown_symbols_are_not_found(reflection: reflection_pb2_grpc.ServerReflectionStub) -> None:
     unknown = [
         "codesearch.v1.SearchService.NoSuchMethod",
         "codesearch.v1.NoSuchService.Search",
@@ -121,7 +123,7 @@ def test_unknown_symbols_are_not_found(reflection) -> None:
         assert answer.error_response.error_code == grpc.StatusCode.NOT_FOUND.value[0]
 
 
-def test_server_streaming_is_described(reflection) -> None:
+def test_server_streaming_is_described(reflection: reflection_pb2_grpc.ServerReflectionStub) -> None:
     (answer,) = ask(
         reflection,
         [

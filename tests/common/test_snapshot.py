@@ -4,6 +4,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -35,7 +36,8 @@ def test_generations_switch_atomically_and_unfinished_builds_are_ignored(tmp_pat
     assert not (dead / "data").exists()  # the half-built generation is gone
     (g3 / "data").write_text("three")
     snap.commit(g3)
-    assert (snap.current() / "data").read_text() == "three"
+    current = snap.current()
+    assert current is not None and (current / "data").read_text() == "three"
     assert list_repositories(tmp_path / "svc") == ["repo"]
 
     # Old generations beyond the one kept for in-flight readers are pruned.
@@ -45,7 +47,9 @@ def test_generations_switch_atomically_and_unfinished_builds_are_ignored(tmp_pat
     assert len(gens) == 2 and not live1.exists()
 
 
-def test_a_replaced_file_is_read_again_and_an_unchanged_one_is_not(tmp_path: Path, monkeypatch) -> None:
+def test_a_replaced_file_is_read_again_and_an_unchanged_one_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "CURRENT"
     with pytest.raises(FileNotFoundError):
         read_replaced_text(path)
@@ -53,7 +57,7 @@ def test_a_replaced_file_is_read_again_and_an_unchanged_one_is_not(tmp_path: Pat
     reads: list[Path] = []
     real_read = Path.read_text
 
-    def counted(self: Path, *args, **kwargs) -> str:  # type: ignore[no-untyped-def]
+    def counted(self: Path, *args: Any, **kwargs: Any) -> str:
         reads.append(self)
         return real_read(self, *args, **kwargs)
 
@@ -122,13 +126,13 @@ def test_dir_bytes_of_a_folder_removed_while_it_is_walked_is_what_was_counted(
     assert dir_bytes(gen) == 0
 
 
-def test_delete_unlists_before_it_removes_files(tmp_path: Path, monkeypatch) -> None:
+def test_delete_unlists_before_it_removes_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     snap = SnapshotDir(tmp_path / "svc" / "repo")
     (snap.commit(snap.begin()) / "data").write_text("x")
-    seen = []
+    seen: list[tuple[list[str], Path | None]] = []
     real = shutil.rmtree
 
-    def rmtree(path, *a, **k):  # type: ignore[no-untyped-def]
+    def rmtree(path: Path, *a: Any, **k: Any) -> None:
         seen.append((list_repositories(tmp_path / "svc"), snap.current()))
         return real(path, *a, **k)
 

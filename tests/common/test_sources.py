@@ -11,11 +11,13 @@ from codesearch.common.sources.choose import default_name, open_source
 from codesearch.common.sources.directory import DirectorySource
 from codesearch.common.sources.git import GitSource
 
+from tests.fixture_types import Git
+
 MAX_BYTES = 1 << 20
 
 
 @pytest.fixture
-def repo(tmp_path: Path, git) -> Path:
+def repo(tmp_path: Path, git: Git) -> Path:
     root = tmp_path / "r"
     (root / "src").mkdir(parents=True)
     (root / "node_modules").mkdir()
@@ -33,7 +35,7 @@ def repo(tmp_path: Path, git) -> Path:
     return root
 
 
-def test_listing_applies_the_walkers_rules_to_tracked_files(repo: Path, git) -> None:
+def test_listing_applies_the_walkers_rules_to_tracked_files(repo: Path, git: Git) -> None:
     source = GitSource(repo, "main", MAX_BYTES, exclude=["gen/"])
     listing = source.listing()
     assert listing.commit == git(repo, "rev-parse", "main")
@@ -45,7 +47,7 @@ def test_listing_applies_the_walkers_rules_to_tracked_files(repo: Path, git) -> 
     assert reads["src/big.txt"][0] is None and "larger than" in reads["src/big.txt"][1]
 
 
-def test_delta_names_both_sides_of_a_rename_and_nothing_unchanged(repo: Path, git) -> None:
+def test_delta_names_both_sides_of_a_rename_and_nothing_unchanged(repo: Path, git: Git) -> None:
     first = git(repo, "rev-parse", "HEAD")
     git(repo, "mv", "src/a.py", "src/b.py")
     (repo / "gen" / "out.py").write_text("GENERATED = 2\n")

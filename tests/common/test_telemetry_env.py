@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import pytest
 from codesearch.common.telemetry import exporter_from_env
 
 
@@ -13,7 +14,7 @@ def test_exporters_follow_the_standard_variables() -> None:
     assert exporter_from_env(both, "OTEL_TRACES_EXPORTER") == ""  # an explicit "none" wins
 
 
-def test_trace_interceptors_only_where_spans_are_recorded(monkeypatch) -> None:
+def test_trace_interceptors_only_where_spans_are_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without an SDK provider the interceptors would carry no-op spans at ~15% of the event loop's time."""
     from codesearch.common import telemetry
     from opentelemetry import trace

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from codesearch.cli.eval_cmd import main as eval_main
 from codesearch.eval.compare import DEFAULT_TOLERANCE, find_regressions, format_comparison
 from codesearch.eval.plot import plot_mrr
@@ -49,7 +50,7 @@ def write(path: Path, data: dict[str, Any]) -> Path:
     return path
 
 
-def test_compare_flags_worse_class_only(tmp_path: Path, capsys) -> None:
+def test_compare_flags_worse_class_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     after = copy.deepcopy(BASE)
     after["runs"]["keyword"]["summary"]["concept"]["mrr10"] = 0.8  # worse by 0.1
     after["runs"]["keyword"]["summary"]["definition"]["mrr10"] = (

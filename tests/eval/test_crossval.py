@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from codesearch.cli.eval_cmd import main as eval_main
@@ -68,7 +70,7 @@ def test_choice_inside_folds_never_scores_a_fold_with_a_candidate_picked_on_it()
     assert set(choice.held_out) == set(repos)
 
 
-def _write_set(folder: Path, repos: dict[str, str], final: list[str] = ()) -> None:  # type: ignore[assignment]
+def _write_set(folder: Path, repos: dict[str, str], final: Sequence[str] = ()) -> None:
     """A set in the polyglot format: each repository has one file `a.py` and two questions targeting it."""
     (folder / "annotations").mkdir(parents=True)
     for name in repos:
@@ -140,7 +142,7 @@ def test_repo_scores_and_merge(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="in another set too"):
         merge_sets([load_set(tmp_path / "a"), load_set(tmp_path / "b")])
     pset = load_set(tmp_path / "a")
-    run = {"x:0": {"results": [{"path": "a.py"}]}, "x:1": {"results": []}}
+    run: dict[str, dict[str, Any]] = {"x:0": {"results": [{"path": "a.py"}]}, "x:1": {"results": []}}
     assert repo_scores(pset, run) == {"x": {"ALL": 0.5, "lang:go": 0.5, "symbol": 1.0, "semantic": 0.0}}
 
 

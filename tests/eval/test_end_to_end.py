@@ -14,6 +14,8 @@ from codesearch.eval.mine import mine_queries
 from codesearch.eval.runfile import Query, write_queries
 from codesearch.v1 import search_pb2, search_pb2_grpc
 
+from tests.fixture_types import StartServer
+
 from .test_mine import write_repo
 
 server_mod = pytest.importorskip("codesearch.server")
@@ -24,7 +26,7 @@ SERVICES = ("keyword", "graph", "orchestrator")  # no model needed; vector and r
 
 
 @pytest.fixture
-def served_repo(tmp_path: Path, start_server) -> tuple[str, Path]:
+def served_repo(tmp_path: Path, start_server: StartServer) -> tuple[str, Path]:
     root = write_repo(tmp_path / "repo")
     settings = Settings.from_env({"CODESEARCH_HOME": str(tmp_path / "home")})
     server = start_server(server_mod.registrars(settings, SERVICES))
@@ -35,7 +37,7 @@ def served_repo(tmp_path: Path, start_server) -> tuple[str, Path]:
 
 
 def test_eval_modes_and_ripgrep_through_real_server(
-    served_repo: tuple[str, Path], tmp_path: Path, capsys
+    served_repo: tuple[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     address, root = served_repo
     queries, _ = mine_queries(root, seed=1, per_class=10)
@@ -93,7 +95,7 @@ def test_eval_modes_and_ripgrep_through_real_server(
 
 
 def test_eval_unknown_repository_is_a_clean_error(
-    served_repo: tuple[str, Path], tmp_path: Path, capsys
+    served_repo: tuple[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     address, root = served_repo
     qfile = tmp_path / "q.jsonl"
@@ -106,7 +108,9 @@ def test_eval_unknown_repository_is_a_clean_error(
 
 
 @pytest.mark.model
-def test_eval_waits_for_the_vector_leg_to_embed_the_repository(tmp_path: Path, start_server, capsys) -> None:
+def test_eval_waits_for_the_vector_leg_to_embed_the_repository(
+    tmp_path: Path, start_server: StartServer, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A query set run right after indexing: the vector leg may still be embedding, and figures over part of
     the code would read as a worse model. The run waits until nothing is pending, then every answer is whole."""
     root = write_repo(tmp_path / "repo")

@@ -7,6 +7,8 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import grpc
 import pytest
@@ -24,6 +26,8 @@ from codesearch.eval.polyglot import (
 from codesearch.eval.report import load_summary
 from codesearch.v1 import search_pb2, search_pb2_grpc
 
+from tests.fixture_types import StartServer
+
 server_mod = pytest.importorskip("codesearch.server")
 pytest.importorskip("codesearch._native")
 
@@ -39,7 +43,7 @@ def polyglot(shared_eval: Path) -> Path:
     return folder
 
 
-def _score_py(folder: Path):
+def _score_py(folder: Path) -> ModuleType:
     spec = importlib.util.spec_from_file_location("polyglot_score", folder / "score.py")
     assert spec and spec.loader
     mod = importlib.util.module_from_spec(spec)
@@ -60,7 +64,7 @@ def test_score_query_matches_score_py_on_edge_cases(polyglot: Path) -> None:
     targets = (Target("src/a.py", 10, 20), Target("lib/b.go"), Target("c.rs", 5, 5))
     q = PolyQuery("r", "r:0", "q", "semantic", targets)
     rq = ref.Query("r", "r:0", "q", "semantic", tuple(ref.Target(t.path, t.start, t.end) for t in targets))
-    cases = [
+    cases: list[list[dict[str, Any]]] = [
         [],
         [
             {"path": "a.py", "start_line": 1, "end_line": 9},
@@ -79,7 +83,7 @@ def test_score_query_matches_score_py_on_edge_cases(polyglot: Path) -> None:
 
 
 def test_eval_polyglot_through_real_server_equals_score_py(
-    polyglot: Path, tmp_path: Path, start_server, capsys
+    polyglot: Path, tmp_path: Path, start_server: StartServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     settings = Settings.from_env({"CODESEARCH_HOME": str(tmp_path / "home")})
     server = start_server(server_mod.registrars(settings, SERVICES))
@@ -134,7 +138,9 @@ def test_eval_polyglot_through_real_server_equals_score_py(
     assert (tmp_path / "plots" / "category-symbol.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def test_compare_reads_polyglot_summaries(polyglot: Path, tmp_path: Path, capsys) -> None:
+def test_compare_reads_polyglot_summaries(
+    polyglot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     pset = load_set(polyglot).for_repos([SMALL_REPO])
     perfect = {
         q.qid: {"results": [{"path": t.path, "start_line": t.start, "end_line": t.end} for t in q.targets]}
@@ -149,13 +155,13 @@ def test_compare_reads_polyglot_summaries(polyglot: Path, tmp_path: Path, capsys
     assert "WORSE" in capsys.readouterr().out
 
 
-def test_polyglot_bad_folder_is_a_clean_error(tmp_path: Path, capsys) -> None:
+def test_polyglot_bad_folder_is_a_clean_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert eval_main(["--polyglot", str(tmp_path), "--score", str(tmp_path / "x.jsonl")]) == 2
     assert "not a polyglot set" in capsys.readouterr().err
 
 
 def test_waiting_for_embeddings_does_not_read_a_silent_vector_leg_as_done(
-    tmp_path: Path, start_server, monkeypatch
+    tmp_path: Path, start_server: StartServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A vector leg that cannot answer GetStatus leaves every repository's pending count at 0 in the reply;
     # the server marks it unknown and the wait must not take it for "complete" (it did once, and a MiniLM run

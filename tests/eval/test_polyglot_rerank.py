@@ -16,6 +16,8 @@ from codesearch.eval.polyglot import load_set
 from codesearch.eval.polyglot_latency import latency
 from codesearch.v1 import rerank_pb2, rerank_pb2_grpc
 
+from tests.fixture_types import StartServer
+
 server_mod = pytest.importorskip("codesearch.server")
 pytest.importorskip("codesearch._native")
 
@@ -57,8 +59,13 @@ def small_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_rerank_policies_are_runs_with_the_stage_time(
-    polyglot: Path, small_model: Path, settings: Settings, start_server, tmp_path: Path, capsys
-) -> None:  # type: ignore[no-untyped-def]
+    polyglot: Path,
+    small_model: Path,
+    settings: Settings,
+    start_server: StartServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     settings = dataclasses.replace(
         settings, rerank_model=str(small_model), model_cache=settings.home / "model-cache"
     )

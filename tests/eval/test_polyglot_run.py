@@ -13,6 +13,8 @@ from codesearch.eval.polyglot import PolyQuery
 from codesearch.eval.polyglot_run import asked_names, dump_legs, vector_available, write_jsonl
 from codesearch.v1 import search_pb2, search_pb2_grpc
 
+from tests.fixture_types import StartServer
+
 from .test_mine import write_repo
 
 server_mod = pytest.importorskip("codesearch.server")
@@ -22,7 +24,7 @@ SERVICES = ("keyword", "graph", "orchestrator")
 
 
 def test_a_phrased_definition_question_is_dumped_with_the_routers_target(
-    tmp_path: Path, start_server
+    tmp_path: Path, start_server: StartServer
 ) -> None:
     root = write_repo(tmp_path / "repo")
     settings = Settings.from_env({"CODESEARCH_HOME": str(tmp_path / "home")})
@@ -48,7 +50,7 @@ def test_a_phrased_definition_question_is_dumped_with_the_routers_target(
 
 
 def test_vector_available_waits_out_a_loading_model_and_not_a_broken_or_absent_one(
-    tmp_path: Path, start_server
+    tmp_path: Path, start_server: StartServer
 ) -> None:
     """Read while a just-started server still loads its model, "unavailable" would skip the embedding wait and
     dump no vector list; a model that cannot load, or no vector leg at all, answers False at once."""

@@ -89,7 +89,7 @@ QUERIES = [
     {"id": "s-1", "klass": "semantic", "variant": "paraphrase", "query": "q", "gold": [g("s.py", 5, 9)]},
 ]
 
-RUN = [
+RUN: list[dict[str, Any]] = [
     {"id": "d-edge-hi", "results": [g("a.py", 13), g("a.py", 10)], "latency_ms": 5},
     {"id": "d-edge-lo", "results": [g("a.py", 14), {"path": "a.py", "line": 7}], "latency_ms": 2.5},
     {"id": "d-out", "results": [g("a.py", 14, 20), g("b.py", 10), g("a.py", 0, 6)], "latency_ms": 9.0},

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import sqlite3
+from pathlib import Path
+from typing import cast
 
 import grpc
 import pytest
@@ -12,6 +15,8 @@ from codesearch.config import Settings
 from codesearch.graph import service
 from codesearch.graph.service import register
 from codesearch.v1 import common_pb2, graph_pb2, graph_pb2_grpc
+
+from tests.fixture_types import StartServer
 
 R = graph_pb2
 REPO = {
@@ -58,7 +63,7 @@ def files(repo: dict[str, str]) -> list[common_pb2.IndexedFile]:
 
 
 @pytest.fixture
-def stub(start_server, settings: Settings) -> graph_pb2_grpc.GraphServiceStub:  # type: ignore[no-untyped-def]
+def stub(start_server: StartServer, settings: Settings) -> graph_pb2_grpc.GraphServiceStub:
     server = start_server([lambda s: register(s, settings)])
     return graph_pb2_grpc.GraphServiceStub(grpc.insecure_channel(server.address))
 
@@ -211,8 +216,9 @@ def test_errors_and_stream_without_commit(stub: graph_pb2_grpc.GraphServiceStub)
         stub.FindDefinitions(R.FindDefinitionsRequest(repositories=["nope"], name="x"))
     assert e.value.code() == grpc.StatusCode.NOT_FOUND
     index(stub, REPO)
+    no_such_kind = cast(R.SymbolKind, 99)  # out of the enum on purpose
     for bad in (R.FindDefinitionsRequest(name=""), R.FindDefinitionsRequest(name="x", limit=5000),
-                R.FindDefinitionsRequest(name="x", kind=99)):  # fmt: skip
+                R.FindDefinitionsRequest(name="x", kind=no_such_kind)):  # fmt: skip
         with pytest.raises(grpc.RpcError) as e:
             stub.FindDefinitions(bad)
         assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -244,7 +250,7 @@ def test_a_repository_deleted_while_it_is_opened_is_skipped(
     real_connect = service.connect_readonly
     opened: list[str] = []
 
-    def connect_while_deleted(path):  # type: ignore[no-untyped-def]
+    def connect_while_deleted(path: Path) -> sqlite3.Connection:
         generation = path.parent
         opened.append(generation.parent.name)
         if generation.parent.name == "cut":  # a DeleteRepository lands between CURRENT's read and the open

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import grpc
 import pytest
 from codesearch.common.index_update import update_messages
@@ -11,13 +9,12 @@ from codesearch.config import Settings
 from codesearch.keyword.service import register
 from codesearch.v1 import keyword_pb2, keyword_pb2_grpc
 
+from tests.fixture_types import KeywordRepo, StartServer
 from tests.keyword.test_store_incremental import indexed
 
 
 @pytest.fixture
-def keyword_repo(
-    start_server, settings: Settings
-) -> Callable[[dict[str, str]], keyword_pb2_grpc.KeywordServiceStub]:  # type: ignore[no-untyped-def]
+def keyword_repo(start_server: StartServer, settings: Settings) -> KeywordRepo:
     """keyword_repo({path: text}) -> a stub of a keyword server with those files indexed as repository "demo"."""
 
     def serve(files: dict[str, str]) -> keyword_pb2_grpc.KeywordServiceStub:

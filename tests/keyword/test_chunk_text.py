@@ -16,6 +16,8 @@ from codesearch.keyword.service import register
 from codesearch.keyword.store import apply_batch, chunk_docs, open_snapshot
 from codesearch.v1 import common_pb2, keyword_pb2, keyword_pb2_grpc
 
+from tests.fixture_types import StartServer
+
 SOURCE = (
     "import os\n\n\ndef load_config(path):\n    return os.environ.get(path)\r\n\nclass Cache:\n    size = 3\n"
 )
@@ -52,7 +54,7 @@ def test_only_a_chunk_that_is_not_the_files_lines_is_stored(tmp_path: Path) -> N
     assert {n: snap.chunk_text(d) for n, d in docs.items()} == sent
 
 
-def test_snippets_read_from_the_files_lines(start_server, settings: Settings) -> None:
+def test_snippets_read_from_the_files_lines(start_server: StartServer, settings: Settings) -> None:
     server = start_server([lambda s: register(s, settings)])
     stub = keyword_pb2_grpc.KeywordServiceStub(grpc.insecure_channel(server.address))
     stub.UpdateKeywordIndex(

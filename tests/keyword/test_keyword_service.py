@@ -3,6 +3,9 @@ is skipped, as one deleted before the listing is; a broken index still says so."
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import NoReturn
+
 import grpc
 import pytest
 from codesearch.common.index_update import update_messages
@@ -10,13 +13,15 @@ from codesearch.common.snapshot import SnapshotDir
 from codesearch.config import Settings
 from codesearch.keyword import service
 from codesearch.keyword.service import register
+from codesearch.keyword.store import KeywordSnapshot
 from codesearch.v1 import keyword_pb2, keyword_pb2_grpc
 
+from tests.fixture_types import StartServer
 from tests.keyword.test_store_incremental import indexed
 
 
 @pytest.fixture
-def stub(start_server, settings: Settings) -> keyword_pb2_grpc.KeywordServiceStub:  # type: ignore[no-untyped-def]
+def stub(start_server: StartServer, settings: Settings) -> keyword_pb2_grpc.KeywordServiceStub:
     writer = start_server([lambda s: register(s, settings)])
     stub = keyword_pb2_grpc.KeywordServiceStub(grpc.insecure_channel(writer.address))
     for repo in ("kept", "cut"):
@@ -38,7 +43,7 @@ def test_a_repository_deleted_while_it_is_opened_is_skipped(
 ) -> None:
     real_open = service.open_snapshot
 
-    def open_while_deleted(generation, version):  # type: ignore[no-untyped-def]
+    def open_while_deleted(generation: Path, version: int) -> KeywordSnapshot:
         if generation.parent.name == "cut":  # a DeleteRepository lands between the listing and the open
             SnapshotDir(generation.parent).delete()
         return real_open(generation, version)
@@ -50,7 +55,7 @@ def test_a_repository_deleted_while_it_is_opened_is_skipped(
 def test_a_broken_index_is_still_an_error(
     stub: keyword_pb2_grpc.KeywordServiceStub, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(generation, version):  # type: ignore[no-untyped-def]
+    def broken(generation: Path, version: int) -> NoReturn:
         raise ValueError("Failed to open file for read")
 
     monkeypatch.setattr(service, "open_snapshot", broken)

@@ -6,6 +6,8 @@ import grpc
 import pytest
 from codesearch.v1 import keyword_pb2, keyword_pb2_grpc
 
+from tests.fixture_types import KeywordRepo
+
 # The answer to QUESTION is the file under queue/, whose text never says
 # "queue"; jobs.py says "queue" twice and never "resolve".
 REPO = {
@@ -16,8 +18,8 @@ QUESTION = "where does the queue resolve things"
 
 
 @pytest.fixture
-def stub(keyword_repo) -> keyword_pb2_grpc.KeywordServiceStub:  # type: ignore[no-untyped-def]
-    return keyword_repo(REPO)  # type: ignore[no-any-return]
+def stub(keyword_repo: KeywordRepo) -> keyword_pb2_grpc.KeywordServiceStub:
+    return keyword_repo(REPO)
 
 
 def paths(stub: keyword_pb2_grpc.KeywordServiceStub, path_weight: float) -> list[str]:

@@ -15,6 +15,7 @@ from codesearch.keyword.bm25 import Bm25Reader, ChunkDoc
 from codesearch.keyword.store import apply_batch
 from codesearch.v1 import keyword_pb2, keyword_pb2_grpc
 
+from tests.fixture_types import KeywordRepo
 from tests.keyword.test_store_incremental import indexed
 
 # The words of "signing cookies" as written stand in two files, never together; their stems ("sign", "cooki")
@@ -31,10 +32,10 @@ def ask(
     stub: keyword_pb2_grpc.KeywordServiceStub, query: str, stem_below: float
 ) -> keyword_pb2.KeywordSearchResponse:
     request = keyword_pb2.KeywordSearchRequest(query=query, limit=10, stem_below_coverage=stem_below)
-    return stub.KeywordSearch(request)  # type: ignore[no-any-return]
+    return stub.KeywordSearch(request)
 
 
-def test_stems_answer_when_the_words_as_written_do_not_meet(keyword_repo) -> None:  # type: ignore[no-untyped-def]
+def test_stems_answer_when_the_words_as_written_do_not_meet(keyword_repo: KeywordRepo) -> None:
     stub = keyword_repo(REPO)
     as_written = ask(stub, QUESTION, 0.0)
     assert not as_written.stemmed and "session.py" not in [h.location.path for h in as_written.hits]
@@ -42,13 +43,15 @@ def test_stems_answer_when_the_words_as_written_do_not_meet(keyword_repo) -> Non
     assert stemmed.stemmed and stemmed.hits[0].location.path == "session.py"
 
 
-def test_stems_that_bring_no_more_words_together_leave_the_answer_as_written(keyword_repo) -> None:  # type: ignore[no-untyped-def]
+def test_stems_that_bring_no_more_words_together_leave_the_answer_as_written(
+    keyword_repo: KeywordRepo,
+) -> None:
     stub = keyword_repo(REPO)
     response = ask(stub, "cookies zebra", 0.9)  # "zebra" is nowhere: stems find what the words found, half
     assert not response.stemmed and response == ask(stub, "cookies zebra", 0.0)
 
 
-def test_words_that_meet_as_written_keep_their_answer(keyword_repo) -> None:  # type: ignore[no-untyped-def]
+def test_words_that_meet_as_written_keep_their_answer(keyword_repo: KeywordRepo) -> None:
     stub = keyword_repo(REPO)
     response = ask(stub, "cookie signed key", 0.9)  # every word stands in session.py's chunk
     assert not response.stemmed and response.hits[0].location.path == "session.py"
@@ -56,7 +59,7 @@ def test_words_that_meet_as_written_keep_their_answer(keyword_repo) -> None:  # 
 
 
 @pytest.mark.parametrize("bad", [-0.1, 1.5, float("nan")])
-def test_a_bad_stem_share_is_an_invalid_argument(keyword_repo, bad: float) -> None:  # type: ignore[no-untyped-def]
+def test_a_bad_stem_share_is_an_invalid_argument(keyword_repo: KeywordRepo, bad: float) -> None:
     stub = keyword_repo(REPO)
     with pytest.raises(grpc.RpcError) as e:
         ask(stub, QUESTION, bad)

@@ -18,7 +18,7 @@ from codesearch_lab.blind import fetch, final_test
 from codesearch_lab.blind.__main__ import main as blind_main
 
 CODE = {"pkg-1.0/src/router.py": "def route(path):\n    return path\n", "pkg-1.0/src/util.py": "X = 1\n"}
-QUESTIONS = [
+QUESTIONS: list[dict[str, object]] = [
     {"query": "how are paths routed", "category": "architecture", "relevant": ["router.py"], "secondary": []},
     {
         "query": "route",

@@ -15,6 +15,8 @@ from codesearch.v1 import search_pb2, search_pb2_grpc
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from tests.fixture_types import StartServer
+
 SERVICES = ("keyword", "graph", "orchestrator")
 SESSION_TIMEOUT_S = 60  # the subprocess imports the SDK and grpc; calls themselves take milliseconds
 SERVICES_DIR = Path(__file__).resolve().parents[2] / "services"
@@ -51,7 +53,7 @@ def reload(path):
 
 
 @pytest.fixture
-def address(tmp_path: Path, start_server) -> str:
+def address(tmp_path: Path, start_server: StartServer) -> str:
     settings = Settings.from_env({"CODESEARCH_HOME": str(tmp_path / "home")})
     server = start_server(registrars(settings, SERVICES))
     root = tmp_path / "app"

@@ -44,8 +44,8 @@ def test_native_equals_reference(lw: tuple[list[list[str]], list[float]], k: flo
     assert got_ranks == want_ranks
     assert len(got_ranks) == 4 * len(got_ids) * len(lists)
     assert got_scores == [g[1] for g in got]
-    for g, w in zip(got_scores, want_scores, strict=True):
-        assert math.isclose(g, w, rel_tol=0, abs_tol=1e-12)
+    for got_score, want_score in zip(got_scores, want_scores, strict=True):
+        assert math.isclose(got_score, want_score, rel_tol=0, abs_tol=1e-12)
 
 
 def test_known_values() -> None:

@@ -14,6 +14,8 @@ from codesearch.server import registrars
 from codesearch.v1 import search_pb2, search_pb2_grpc
 from codesearch.vector.service import VectorServicer, add_servicer
 
+from tests.fixture_types import StartServer
+
 RETRY_PY = '''"""Retries."""
 
 
@@ -42,18 +44,18 @@ class HeldEmbeddings:
 
 
 @pytest.fixture
-def held_embeddings(tmp_path: Path, start_server) -> Iterator[HeldEmbeddings]:
+def held_embeddings(tmp_path: Path, start_server: StartServer) -> Iterator[HeldEmbeddings]:
     # The transformer tier alone: the static tier embeds inside the index update, so with it nothing is pending.
     yield from _held(tmp_path, start_server, "transformer")
 
 
 @pytest.fixture
-def held_upgrade(tmp_path: Path, start_server) -> Iterator[HeldEmbeddings]:
+def held_upgrade(tmp_path: Path, start_server: StartServer) -> Iterator[HeldEmbeddings]:
     # Both tiers: the static one answers at once, the transformer waits for `finish` to take over.
     yield from _held(tmp_path, start_server, "static,transformer")
 
 
-def _held(tmp_path: Path, start_server, tiers: str) -> Iterator[HeldEmbeddings]:
+def _held(tmp_path: Path, start_server: StartServer, tiers: str) -> Iterator[HeldEmbeddings]:
     vector_settings = {
         "CODESEARCH_HOME": str(tmp_path / "vector-home"),
         "CODESEARCH_VECTOR_TIERS": tiers,

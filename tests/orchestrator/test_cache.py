@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from codesearch.v1 import common_pb2, search_pb2
+
+if TYPE_CHECKING:  # a conftest is not importable at run time (--import-mode=importlib)
+    from tests.orchestrator.conftest import HeldEmbeddings
 
 
 def vector_status(resp: search_pb2.SearchResponse) -> int:
@@ -10,7 +15,7 @@ def vector_status(resp: search_pb2.SearchResponse) -> int:
 
 
 def test_an_answer_given_while_embeddings_were_partial_is_not_served_once_they_are_done(
-    held_embeddings,
+    held_embeddings: HeldEmbeddings,
 ) -> None:
     request = search_pb2.SearchRequest(
         query="call again after a failure, waiting longer each time", mode=search_pb2.SEARCH_MODE_SEMANTIC
@@ -26,7 +31,9 @@ def test_an_answer_given_while_embeddings_were_partial_is_not_served_once_they_a
     assert held_embeddings.stub.Search(request).cache_hit  # a complete answer is cached as before
 
 
-def test_an_answer_from_the_static_tier_is_not_served_once_the_transformer_takes_over(held_upgrade) -> None:
+def test_an_answer_from_the_static_tier_is_not_served_once_the_transformer_takes_over(
+    held_upgrade: HeldEmbeddings,
+) -> None:
     request = search_pb2.SearchRequest(
         query="call again after a failure, waiting longer each time", mode=search_pb2.SEARCH_MODE_SEMANTIC
     )

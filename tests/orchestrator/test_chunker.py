@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codesearch.orchestrator.chunker import MAX_DEFINITION_LINES, WINDOW_LINES, chunk_lines
+from codesearch.orchestrator.chunker import MAX_DEFINITION_LINES, WINDOW_LINES, DefinitionLike, chunk_lines
 
 
 @dataclass
@@ -82,7 +82,7 @@ def test_scraps_join_a_neighbour() -> None:
         "}",
     ]
     n = len(lines)
-    defs = [
+    defs: list[DefinitionLike] = [
         D("Queue", "Queue", 3, 3),
         D("QueueManager", "QueueManager", 5, n),
         D("connection", "QueueManager.connection", 7, n - 4, parent="QueueManager"),

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
+from codesearch.common.aio_thread import ThreadedServer
 from codesearch.config import Settings
 from codesearch.orchestrator.packing import Candidate, FileText, Packer, merge_ranges, render
 from codesearch.server import registrars
@@ -14,6 +16,8 @@ from codesearch.v1 import search_pb2, search_pb2_grpc
 from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
+
+from tests.fixture_types import StartServer
 
 SERVICES = ("keyword", "graph", "orchestrator")
 
@@ -23,7 +27,7 @@ def file_text(n: int, width: int = 9, path: str = "f.py") -> FileText:
 
 
 def cand(
-    start: int, end: int, score: float = 1.0, stage: str = "seed", path: str = "f.py", **kw
+    start: int, end: int, score: float = 1.0, stage: str = "seed", path: str = "f.py", **kw: Any
 ) -> Candidate:
     return Candidate("r", path, start, end, score, "seed" if stage == "seed" else "neighbor", stage, **kw)
 
@@ -188,7 +192,7 @@ def report(radii):
 
 
 @pytest.fixture
-def server(tmp_path: Path, start_server):
+def server(tmp_path: Path, start_server: StartServer) -> ThreadedServer:
     settings = Settings.from_env({"CODESEARCH_HOME": str(tmp_path / "home")})
     return start_server(registrars(settings, SERVICES))
 
@@ -203,13 +207,15 @@ def index_repo(stub: search_pb2_grpc.SearchServiceStub, root: Path, name: str = 
 
 
 @pytest.fixture
-def stub(server, tmp_path: Path) -> search_pb2_grpc.SearchServiceStub:
+def stub(server: ThreadedServer, tmp_path: Path) -> search_pb2_grpc.SearchServiceStub:
     s = search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(server.address))
     index_repo(s, tmp_path / "geo")
     return s
 
 
-def build(stub, query: str, budget: int, **options) -> search_pb2.BuildContextResponse:
+def build(
+    stub: search_pb2_grpc.SearchServiceStub, query: str, budget: int, **options: Any
+) -> search_pb2.BuildContextResponse:
     return stub.BuildContext(
         search_pb2.BuildContextRequest(
             query=query, budget_chars=budget, options=search_pb2.ContextOptions(**options)
@@ -217,7 +223,7 @@ def build(stub, query: str, budget: int, **options) -> search_pb2.BuildContextRe
     )
 
 
-def test_context_budget_never_exceeded(stub) -> None:
+def test_context_budget_never_exceeded(stub: search_pb2_grpc.SearchServiceStub) -> None:
     for budget in (500, 501, 640, 800, 1200, 3000, 200_000):
         resp = build(stub, "area of the circle radius squared", budget)
         assert 0 < resp.used_chars <= budget
@@ -231,7 +237,7 @@ def test_context_budget_never_exceeded(stub) -> None:
     assert small.used_chars < large.used_chars
 
 
-def test_context_seeds_expansions_and_text(stub) -> None:
+def test_context_seeds_expansions_and_text(stub: search_pb2_grpc.SearchServiceStub) -> None:
     resp = build(stub, "area of the circle radius squared", 20_000)
     assert resp.seeds and resp.seeds[0].reason == "seed"
     assert resp.seeds[0].location.path == "shapes.py"
@@ -252,7 +258,7 @@ def test_context_seeds_expansions_and_text(stub) -> None:
     assert "degraded_graph" not in resp.debug
 
 
-def test_context_options_switch_expansions_off(stub) -> None:
+def test_context_options_switch_expansions_off(stub: search_pb2_grpc.SearchServiceStub) -> None:
     resp = build(
         stub,
         "area of the circle radius squared",
@@ -270,7 +276,7 @@ def test_context_options_switch_expansions_off(stub) -> None:
     assert all(len(f.segments) == 1 for f in one.files)
 
 
-def test_context_errors(stub) -> None:
+def test_context_errors(stub: search_pb2_grpc.SearchServiceStub) -> None:
     cases = [
         (search_pb2.BuildContextRequest(query="", budget_chars=1000), grpc.StatusCode.INVALID_ARGUMENT),
         (search_pb2.BuildContextRequest(query="area", budget_chars=499), grpc.StatusCode.INVALID_ARGUMENT),
@@ -294,10 +300,12 @@ def test_context_errors(stub) -> None:
         with pytest.raises(grpc.RpcError) as err:
             stub.BuildContext(request)
         assert err.value.code() == code, (request, err.value.details())
-        assert "\n" not in err.value.details()
+        details = err.value.details()
+        assert details is not None
+        assert "\n" not in details
 
 
-def test_context_without_graph_is_degraded_not_failed(tmp_path: Path, start_server) -> None:
+def test_context_without_graph_is_degraded_not_failed(tmp_path: Path, start_server: StartServer) -> None:
     settings = Settings.from_env({"CODESEARCH_HOME": str(tmp_path / "home")})
     server = start_server(registrars(settings, ("keyword", "orchestrator")))
     stub = search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(server.address))

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -11,6 +13,8 @@ from codesearch.config import Settings
 from codesearch.orchestrator import chunker
 from codesearch.server import registrars
 from codesearch.v1 import common_pb2, search_pb2, search_pb2_grpc
+
+from tests.fixture_types import StartServer
 
 SERVICES = (
     "keyword",
@@ -70,10 +74,9 @@ def write_repo(root: Path) -> Path:
 
 
 @pytest.fixture
-def stub(tmp_path: Path, start_server) -> search_pb2_grpc.SearchServiceStub:
+def stub(tmp_path: Path, start_server: StartServer) -> search_pb2_grpc.SearchServiceStub:
     settings = Settings.from_env({"CODESEARCH_HOME": str(tmp_path / "home")})
     server = start_server(registrars(settings, SERVICES))
-    server.settings = settings
     return search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(server.address))
 
 
@@ -86,10 +89,14 @@ def index(
     return progress[-1]
 
 
-def search(stub, query: str, mode: str = "keyword", **kw) -> search_pb2.SearchResponse:
+def search(
+    stub: search_pb2_grpc.SearchServiceStub, query: str, mode: str = "keyword", **kw: Any
+) -> search_pb2.SearchResponse:
     return stub.Search(
         search_pb2.SearchRequest(
-            query=query, mode=search_pb2.SearchMode.Value(f"SEARCH_MODE_{mode.upper()}"), **kw
+            query=query,
+            mode=f"SEARCH_MODE_{mode.upper()}",  # the enum's label (the stubs type .Value() as plain int)
+            **kw,
         )
     )
 
@@ -98,7 +105,7 @@ def paths(resp: search_pb2.SearchResponse) -> list[str]:
     return [h.location.path for h in resp.hits]
 
 
-def test_index_search_edit_delete(stub, tmp_path: Path) -> None:
+def test_index_search_edit_delete(stub: search_pb2_grpc.SearchServiceStub, tmp_path: Path) -> None:
     repo = write_repo(tmp_path / "demo")
     done = index(stub, repo)
     # config.py, server.py, notes.md and blob.bin are found; ignored/ and node_modules/ are never walked.
@@ -158,11 +165,11 @@ def test_index_search_edit_delete(stub, tmp_path: Path) -> None:
     assert err.value.code() == grpc.StatusCode.NOT_FOUND
 
 
-def test_bad_input_gets_clear_statuses(stub, tmp_path: Path) -> None:
+def test_bad_input_gets_clear_statuses(stub: search_pb2_grpc.SearchServiceStub, tmp_path: Path) -> None:
     repo = write_repo(tmp_path / "demo")
     index(stub, repo)
 
-    def code_of(fn) -> grpc.StatusCode:
+    def code_of(fn: Callable[[], object]) -> grpc.StatusCode:
         with pytest.raises(grpc.RpcError) as err:
             fn()
         return err.value.code()
@@ -173,7 +180,9 @@ def test_bad_input_gets_clear_statuses(stub, tmp_path: Path) -> None:
     with pytest.raises(grpc.RpcError) as err:
         search(stub, "def (unclosed", "regex")
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert "regex" in err.value.details()
+    details = err.value.details()
+    assert details is not None
+    assert "regex" in details
     assert code_of(lambda: search(stub, "x", repositories=["nope"])) == grpc.StatusCode.NOT_FOUND
     assert code_of(lambda: search(stub, "x", limit=-1)) == grpc.StatusCode.INVALID_ARGUMENT
     assert code_of(lambda: index(stub, tmp_path / "missing")) == grpc.StatusCode.INVALID_ARGUMENT
@@ -184,7 +193,7 @@ def test_bad_input_gets_clear_statuses(stub, tmp_path: Path) -> None:
     assert paths(search(stub, "parse config"))[0] == "config.py"
 
 
-def test_odd_files_do_not_break_indexing(stub, tmp_path: Path) -> None:
+def test_odd_files_do_not_break_indexing(stub: search_pb2_grpc.SearchServiceStub, tmp_path: Path) -> None:
     repo = write_repo(tmp_path / "demo")
     (repo / "latin1.py").write_bytes("name = 'caf\xe9'\n".encode("latin-1"))  # not UTF-8
     os.symlink(repo / "loop", repo / "loop")  # a symlink loop
@@ -198,7 +207,9 @@ def test_odd_files_do_not_break_indexing(stub, tmp_path: Path) -> None:
     assert not search(stub, "localhost", "literal").hits  # nothing from outside the repository
 
 
-def test_a_name_defined_nowhere_falls_back_from_direct_to_every_leg(stub, tmp_path: Path) -> None:
+def test_a_name_defined_nowhere_falls_back_from_direct_to_every_leg(
+    stub: search_pb2_grpc.SearchServiceStub, tmp_path: Path
+) -> None:
     index(stub, write_repo(tmp_path / "repo"))
     defined = search(stub, "where is retryWithBackoff defined", mode="auto")
     assert defined.strategy == search_pb2.STRATEGY_DIRECT and paths(defined)[:1] == ["server.py"]
@@ -213,7 +224,7 @@ def test_a_name_defined_nowhere_falls_back_from_direct_to_every_leg(stub, tmp_pa
 
 
 def test_a_question_whose_words_do_not_meet_as_written_is_answered_from_word_stems(
-    stub, tmp_path: Path
+    stub: search_pb2_grpc.SearchServiceStub, tmp_path: Path
 ) -> None:
     index(stub, write_repo(tmp_path / "demo"))
 

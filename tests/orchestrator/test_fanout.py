@@ -4,6 +4,7 @@ answer does not depend on which leg answered first."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import grpc
@@ -22,13 +23,18 @@ class DeadlineRecorder(grpc.aio.ServerInterceptor):
     def __init__(self) -> None:
         self.remaining: dict[str, list[float | None]] = {}
 
-    async def intercept_service(self, continuation, details):  # type: ignore[no-untyped-def]
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
         handler = await continuation(details)
         if handler is None or handler.unary_unary is None:
             return handler
         inner, method = handler.unary_unary, details.method.rsplit("/", 1)[-1]
 
-        async def observed(request, context):  # type: ignore[no-untyped-def]
+        # The context is an aio one; grpc-stubs types every handler's as grpc.ServicerContext.
+        async def observed(request: object, context: grpc.ServicerContext) -> object:
             self.remaining.setdefault(method, []).append(context.time_remaining())
             return await inner(request, context)
 
@@ -66,7 +72,7 @@ def test_every_leg_gets_its_budget_as_its_deadline(tmp_path: Path) -> None:
         )
 
 
-def _leg_answer(leg: int, snippet: str) -> fanout.LegResult:
+def _leg_answer(leg: common_pb2.Leg, snippet: str) -> fanout.LegResult:
     report = common_pb2.LegReport(leg=leg, status=common_pb2.LEG_STATUS_OK)
     return fanout.LegResult(report, [common_pb2.Hit(snippet=snippet)])
 

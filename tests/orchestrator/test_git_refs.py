@@ -4,6 +4,7 @@ indexed at several refs side by side through the real server, straight from the 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -11,11 +12,13 @@ from codesearch.config import Settings
 from codesearch.server import registrars
 from codesearch.v1 import search_pb2, search_pb2_grpc
 
+from tests.fixture_types import Git, StartServer
+
 SERVICES = ("keyword", "graph", "orchestrator")  # no model needed
 
 
 @pytest.fixture
-def history(tmp_path: Path, git) -> dict[str, str]:
+def history(tmp_path: Path, git: Git) -> dict[str, str]:
     """v1 (tag): alpha.py, beta.py, old.py, stable.py. main: alpha.py edited, beta.py renamed to gamma.py, old.py deleted.
     feature (branch from v1): feature.py added. Working tree (main): an untracked file and an ignored one."""
     repo = tmp_path / "proj"
@@ -49,25 +52,27 @@ def history(tmp_path: Path, git) -> dict[str, str]:
 
 
 @pytest.fixture
-def stub(tmp_path: Path, start_server) -> search_pb2_grpc.SearchServiceStub:
+def stub(tmp_path: Path, start_server: StartServer) -> search_pb2_grpc.SearchServiceStub:
     settings = Settings.from_env({"CODESEARCH_HOME": str(tmp_path / "home")})
     server = start_server(registrars(settings, SERVICES))
     return search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(server.address))
 
 
-def index(stub, root: str, ref: str, **kw) -> search_pb2.IndexRepositoryResponse:
+def index(
+    stub: search_pb2_grpc.SearchServiceStub, root: str, ref: str, **kw: Any
+) -> search_pb2.IndexRepositoryResponse:
     progress = list(stub.IndexRepository(search_pb2.IndexRepositoryRequest(path=root, ref=ref, **kw)))
     assert progress[-1].phase == search_pb2.INDEX_PHASE_DONE
     return progress[-1]
 
 
-def search(stub, text: str, **kw) -> search_pb2.SearchResponse:
+def search(stub: search_pb2_grpc.SearchServiceStub, text: str, **kw: Any) -> search_pb2.SearchResponse:
     return stub.Search(
         search_pb2.SearchRequest(query=text, mode=search_pb2.SEARCH_MODE_LITERAL, no_cache=True, **kw)
     )
 
 
-def literal(stub, text: str, **kw) -> list[tuple[str, str, str]]:
+def literal(stub: search_pb2_grpc.SearchServiceStub, text: str, **kw: Any) -> list[tuple[str, str, str]]:
     """(repository, path, commit) of every hit, and of every other repository a hit says holds it too."""
     hits = search(stub, text, **kw).hits
     listed = {
@@ -78,7 +83,9 @@ def literal(stub, text: str, **kw) -> list[tuple[str, str, str]]:
     return sorted(own + folded)
 
 
-def test_every_ref_answers_with_its_own_content_and_commit(stub, history) -> None:
+def test_every_ref_answers_with_its_own_content_and_commit(
+    stub: search_pb2_grpc.SearchServiceStub, history: dict[str, str]
+) -> None:
     root = history["root"]
     for ref in ("main", "v1", "feature"):
         done = index(stub, root, ref)
@@ -126,7 +133,9 @@ def test_every_ref_answers_with_its_own_content_and_commit(stub, history) -> Non
     assert [r for r, _, _ in literal(stub, "alpha marker", refs=[history["v1"][:10]])] == [v1]
 
 
-def test_reindex_after_one_commit_reads_only_the_changed_files(stub, history, git) -> None:
+def test_reindex_after_one_commit_reads_only_the_changed_files(
+    stub: search_pb2_grpc.SearchServiceStub, history: dict[str, str], git: Git
+) -> None:
     root = Path(history["root"])
     first = index(stub, str(root), "main")
     assert (first.files_total, first.files_read, first.delta_from_commit) == (
@@ -155,18 +164,24 @@ def test_reindex_after_one_commit_reads_only_the_changed_files(stub, history, gi
     assert index(stub, str(root), "main", force_full=True).files_read == 3
 
 
-def test_bad_refs_and_paths_are_refused_plainly(stub, history, tmp_path: Path) -> None:
+def test_bad_refs_and_paths_are_refused_plainly(
+    stub: search_pb2_grpc.SearchServiceStub, history: dict[str, str], tmp_path: Path
+) -> None:
     with pytest.raises(grpc.RpcError) as e:
         index(stub, history["root"], "no-such-branch")
     assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert "not a branch, tag or commit" in e.value.details()
+    details = e.value.details()
+    assert details is not None
+    assert "not a branch, tag or commit" in details
 
     plain = tmp_path / "plain"
     plain.mkdir()
     with pytest.raises(grpc.RpcError) as e:
         index(stub, str(plain), "main")
     assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert "not a git repository" in e.value.details()
+    details = e.value.details()
+    assert details is not None
+    assert "not a git repository" in details
 
     with pytest.raises(grpc.RpcError) as e:
         index(stub, history["root"], "main", watch=True)

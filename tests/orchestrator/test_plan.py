@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from codesearch.common.errors import ServiceError
 from codesearch.orchestrator.plan import (
     LONG_DESCRIPTION_VECTOR_FACTOR,
     STEM_BELOW_COVERAGE,
     LegPlan,
+    Plan,
     Scope,
     plan_search,
 )
@@ -19,12 +22,18 @@ from codesearch.v1 import common_pb2, graph_pb2, keyword_pb2, search_pb2, vector
 ALL = {"keyword", "vector", "graph"}
 
 
-def plan_for(query: str, available: set[str] = ALL, **kw):  # type: ignore[no-untyped-def]
+def plan_for(query: str, available: set[str] = ALL, **kw: Any) -> Plan:
     request = search_pb2.SearchRequest(query=query, **kw)
     parsed = Query.parse(query)
     return plan_search(
         request, parsed, classify(parsed), Scope.of(request, ["repo"]), available, budget_s=1.5
     )
+
+
+def vector_request(leg: LegPlan) -> vector_pb2.VectorSearchRequest:
+    """The request a vector leg is sent (the plan types every leg's as a Message)."""
+    assert isinstance(leg.request, vector_pb2.VectorSearchRequest), leg
+    return leg.request
 
 
 def test_where_is_x_defined_goes_direct_to_the_definition_leg_with_the_budget() -> None:
@@ -94,7 +103,7 @@ def test_forced_modes_naive_baseline_and_missing_services() -> None:
     assert naive.legs[1].skip_reason == "vector service is not configured"
 
     with pytest.raises(ServiceError):
-        plan_for("anything", mode=99)  # type: ignore[arg-type]
+        plan_for("anything", mode=99)
 
 
 def test_every_mode_boosts_and_only_semantic_mode_asks_for_its_model_and_late_interaction() -> None:
@@ -104,7 +113,7 @@ def test_every_mode_boosts_and_only_semantic_mode_asks_for_its_model_and_late_in
     assert semantic.request.semantic_static_model and semantic.request.late_interaction
     for mode in (search_pb2.SEARCH_MODE_NAIVE_HYBRID, search_pb2.SEARCH_MODE_AUTO):
         legs = plan_for("how are retries done", mode=mode).legs
-        vector = [p.request for p in legs if p.leg == common_pb2.LEG_VECTOR]
+        vector = [vector_request(p) for p in legs if p.leg == common_pb2.LEG_VECTOR]
         flags = [(r.plain_static_query, r.semantic_static_model, r.late_interaction) for r in vector]
         assert flags == [(False, False, False)]
 
@@ -121,7 +130,7 @@ def test_a_long_description_of_one_function_lets_the_vector_leg_lead_with_late_i
 
     vector, keyword = vector_and_keyword(long_question)
     short_vector, short_keyword = vector_and_keyword(short_question)
-    assert vector.request.late_interaction and not short_vector.request.late_interaction
+    assert vector_request(vector).late_interaction and not vector_request(short_vector).late_interaction
     assert vector.weight / keyword.weight == pytest.approx(
         LONG_DESCRIPTION_VECTOR_FACTOR * short_vector.weight / short_keyword.weight
     )
@@ -133,18 +142,20 @@ def test_a_long_description_of_one_function_lets_the_vector_leg_lead_with_late_i
         SPECIFIC_WORDS + 1,
         SPECIFIC_WORDS,
     ]
-    assert vector_and_keyword(nine)[0].request.late_interaction
-    assert not vector_and_keyword(eight)[0].request.late_interaction
+    assert vector_request(vector_and_keyword(nine)[0]).late_interaction
+    assert not vector_request(vector_and_keyword(eight)[0]).late_interaction
     # The same words quoted are a literal to find, not a description to understand.
     quoted = plan_for(f'"{long_question}"').legs
     assert not any(
-        p.leg == common_pb2.LEG_VECTOR and p.request and p.request.late_interaction for p in quoted
+        p.leg == common_pb2.LEG_VECTOR and p.request and vector_request(p).late_interaction for p in quoted
     )
 
 
-def keyword_stems(query: str, **kw) -> float:  # type: ignore[no-untyped-def]
+def keyword_stems(query: str, **kw: Any) -> float:
     requests = {p.leg: p.request for p in plan_for(query, **kw).legs if p.request is not None}
-    return requests[common_pb2.LEG_KEYWORD].stem_below_coverage  # type: ignore[no-any-return]
+    request = requests[common_pb2.LEG_KEYWORD]
+    assert isinstance(request, keyword_pb2.KeywordSearchRequest)
+    return request.stem_below_coverage
 
 
 def test_only_short_meaning_questions_may_turn_to_word_stems() -> None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from codesearch.orchestrator.router import classify
@@ -52,7 +53,7 @@ def test_exact_match_never_weights_semantic() -> None:
     assert classify('"x y"').weights["semantic"] == 0.0
 
 
-def test_dev_set_phrasings_route_to_their_class(shared_eval) -> None:
+def test_dev_set_phrasings_route_to_their_class(shared_eval: Path) -> None:
     klass_intent = {
         "definition": pb.INTENT_FIND_DEFINITION,
         "references": pb.INTENT_FIND_REFERENCES,

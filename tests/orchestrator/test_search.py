@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from codesearch.v1 import common_pb2, search_pb2
 
+if TYPE_CHECKING:  # a conftest is not importable at run time (--import-mode=importlib)
+    from tests.orchestrator.conftest import HeldEmbeddings
 
-def test_a_meaning_question_fuses_the_legs_scores_and_a_long_description_their_ranks(held_upgrade) -> None:
+
+def test_a_meaning_question_fuses_the_legs_scores_and_a_long_description_their_ranks(
+    held_upgrade: HeldEmbeddings,
+) -> None:
     def ask(query: str) -> search_pb2.SearchResponse:
         return held_upgrade.stub.Search(search_pb2.SearchRequest(query=query, no_cache=True))
 

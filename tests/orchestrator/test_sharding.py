@@ -10,6 +10,8 @@ from codesearch.orchestrator.sharding import rendezvous_shard
 from codesearch.server import registrars
 from codesearch.v1 import common_pb2, keyword_pb2, keyword_pb2_grpc, search_pb2, search_pb2_grpc
 
+from tests.fixture_types import StartServer
+
 CANDIDATE_NAMES = [f"repo{i}" for i in range(100)]
 
 
@@ -37,7 +39,7 @@ def test_rendezvous_is_stable_when_a_shard_is_added() -> None:
     assert min(counts) > 500  # spread evenly enough
 
 
-def test_six_repositories_over_three_shards(tmp_path: Path, start_server) -> None:
+def test_six_repositories_over_three_shards(tmp_path: Path, start_server: StartServer) -> None:
     shards = [
         start_server(
             registrars(

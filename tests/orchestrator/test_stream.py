@@ -4,14 +4,18 @@ reasons, statistics, filters, score explanations, and listing through server ref
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
+from codesearch.common.aio_thread import ThreadedServer
 from codesearch.config import Settings
 from codesearch.server import registrars
 from codesearch.v1 import common_pb2, search_pb2, search_pb2_grpc
 from google.protobuf import descriptor_pb2
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+from tests.fixture_types import Git, StartServer
 
 SERVICES = ("keyword", "graph", "orchestrator")  # no model needed
 MANY_FILES = 300
@@ -19,22 +23,24 @@ LINES_PER_FILE = 20
 
 
 @pytest.fixture
-def server(tmp_path: Path, start_server):
+def server(tmp_path: Path, start_server: StartServer) -> ThreadedServer:
     settings = Settings.from_env({"CODESEARCH_HOME": str(tmp_path / "home")})
     return start_server(registrars(settings, SERVICES))
 
 
 @pytest.fixture
-def stub(server) -> search_pb2_grpc.SearchServiceStub:
+def stub(server: ThreadedServer) -> search_pb2_grpc.SearchServiceStub:
     return search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(server.address))
 
 
-def index(stub, path: Path, **kw) -> search_pb2.IndexRepositoryResponse:
+def index(
+    stub: search_pb2_grpc.SearchServiceStub, path: Path, **kw: Any
+) -> search_pb2.IndexRepositoryResponse:
     return list(stub.IndexRepository(search_pb2.IndexRepositoryRequest(path=str(path), **kw)))[-1]
 
 
 @pytest.fixture
-def many(stub, tmp_path: Path) -> Path:
+def many(stub: search_pb2_grpc.SearchServiceStub, tmp_path: Path) -> Path:
     """300 Python files of 20 lines, each line holding `needle` twice; a Go file and a docs file."""
     root = tmp_path / "many"
     (root / "pkg").mkdir(parents=True)
@@ -48,7 +54,9 @@ def many(stub, tmp_path: Path) -> Path:
     return root
 
 
-def run(stub, query: str, **kw) -> tuple[list[common_pb2.FileMatch], search_pb2.StreamSearchDone, int]:
+def run(
+    stub: search_pb2_grpc.SearchServiceStub, query: str, **kw: Any
+) -> tuple[list[common_pb2.FileMatch], search_pb2.StreamSearchDone, int]:
     files: list[common_pb2.FileMatch] = []
     done = None
     messages = 0
@@ -63,7 +71,9 @@ def run(stub, query: str, **kw) -> tuple[list[common_pb2.FileMatch], search_pb2.
     return files, done, messages
 
 
-def test_streams_every_match_with_ranges_and_totals(stub, many) -> None:
+def test_streams_every_match_with_ranges_and_totals(
+    stub: search_pb2_grpc.SearchServiceStub, many: Path
+) -> None:
     files, done, messages = run(stub, "needle", budget=search_pb2.SearchBudget(max_matches=1_000_000))
     assert done.stop_reason == common_pb2.STOP_REASON_COMPLETED
     assert messages > 3  # streamed in batches, not one answer
@@ -85,7 +95,9 @@ def test_streams_every_match_with_ranges_and_totals(stub, many) -> None:
     assert [(r.start_column, r.end_column) for r in guide.lines[0].ranges] == [(5, 11), (25, 31)]
 
 
-def test_match_budget_stops_the_stream_and_says_so(stub, many) -> None:
+def test_match_budget_stops_the_stream_and_says_so(
+    stub: search_pb2_grpc.SearchServiceStub, many: Path
+) -> None:
     files, done, _ = run(stub, "needle", budget=search_pb2.SearchBudget(max_matches=50))
     assert done.stop_reason == common_pb2.STOP_REASON_MAX_MATCHES
     assert done.lines_matched == sum(len(f.lines) for f in files) == 50
@@ -99,7 +111,9 @@ def test_match_budget_stops_the_stream_and_says_so(stub, many) -> None:
     assert timed.lines_matched < MANY_FILES * LINES_PER_FILE
 
 
-def test_regex_filters_and_explanations(stub, many, tmp_path: Path, git) -> None:
+def test_regex_filters_and_explanations(
+    stub: search_pb2_grpc.SearchServiceStub, many: Path, tmp_path: Path, git: Git
+) -> None:
     files, done, _ = run(stub, r"needle_1\d\b", mode=search_pb2.SEARCH_MODE_REGEX, path_glob="pkg/m00*.py")
     assert {f.path for f in files} == {f"pkg/m00{i}.py" for i in range(10)}
     assert all([line.line_number for line in f.lines] == list(range(11, 21)) for f in files)
@@ -130,7 +144,7 @@ def test_regex_filters_and_explanations(stub, many, tmp_path: Path, git) -> None
     assert {f.repository for f in run(stub, "needle")[0]} == {"g@main", "many"}
 
 
-def test_bad_requests_are_refused_plainly(stub, many) -> None:
+def test_bad_requests_are_refused_plainly(stub: search_pb2_grpc.SearchServiceStub, many: Path) -> None:
     cases = [
         (search_pb2.StreamSearchRequest(query=""), "empty"),
         (
@@ -147,13 +161,15 @@ def test_bad_requests_are_refused_plainly(stub, many) -> None:
         with pytest.raises(grpc.RpcError) as e:
             list(stub.StreamSearch(request))
         assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT, request
-        assert words in e.value.details()
+        details = e.value.details()
+        assert details is not None
+        assert words in details
     with pytest.raises(grpc.RpcError) as e:
         list(stub.StreamSearch(search_pb2.StreamSearchRequest(query="x", refs=["nowhere"])))
     assert e.value.code() == grpc.StatusCode.NOT_FOUND
 
 
-def test_reflection_lists_and_describes_the_new_rpcs(server) -> None:
+def test_reflection_lists_and_describes_the_new_rpcs(server: ThreadedServer) -> None:
     """What `grpcurl list` and `grpcurl describe` do, through the reflection service."""
     reflection = reflection_pb2_grpc.ServerReflectionStub(grpc.insecure_channel(server.address))
     (listed,) = reflection.ServerReflectionInfo(
@@ -176,7 +192,9 @@ def test_reflection_lists_and_describes_the_new_rpcs(server) -> None:
     assert {"StreamSearchRequest", "StreamSearchResponse", "StreamSearchDone", "SearchBudget"} <= messages
 
 
-def test_unary_literal_hits_carry_their_match_ranges(stub, many) -> None:
+def test_unary_literal_hits_carry_their_match_ranges(
+    stub: search_pb2_grpc.SearchServiceStub, many: Path
+) -> None:
     resp = stub.Search(
         search_pb2.SearchRequest(
             query="needle", mode=search_pb2.SEARCH_MODE_LITERAL, repositories=["many"], path_glob="docs/*"

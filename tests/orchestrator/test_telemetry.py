@@ -22,6 +22,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from tests.fixture_types import StartServer
+
 _SPANS = InMemorySpanExporter()
 _METRICS = InMemoryMetricReader()
 SERVER_START_TIMEOUT_S = 120  # the leg process imports grpc, tantivy and the Rust module on a busy machine
@@ -37,7 +39,7 @@ def sdk_providers() -> Iterator[None]:
     yield
 
 
-def test_one_trace_across_processes_with_a_span_per_leg(tmp_path: Path, start_server) -> None:
+def test_one_trace_across_processes_with_a_span_per_leg(tmp_path: Path, start_server: StartServer) -> None:
     keyword_addr = f"127.0.0.1:{free_port()}"
     env = dict(os.environ, CODESEARCH_HOME=str(tmp_path / "kw"), OTEL_TRACES_EXPORTER="console")
     leg = subprocess.Popen(
@@ -77,10 +79,14 @@ def test_one_trace_across_processes_with_a_span_per_leg(tmp_path: Path, start_se
         assert name in by_name, sorted(by_name)
         assert by_name[name].context.trace_id == trace_id
         assert by_name[name].parent is not None
-    leg_span = by_name["leg.keyword"]
-    assert leg_span.attributes["leg"] == "keyword" and leg_span.attributes["degraded"] is False
-    assert leg_span.attributes["hits"] >= 1
-    assert by_name["leg.vector"].attributes["status"] == "LEG_STATUS_SKIPPED"  # not configured here
+    leg_attributes = by_name["leg.keyword"].attributes
+    assert leg_attributes is not None
+    assert leg_attributes["leg"] == "keyword" and leg_attributes["degraded"] is False
+    hits = leg_attributes["hits"]
+    assert isinstance(hits, int) and hits >= 1
+    vector_attributes = by_name["leg.vector"].attributes
+    assert vector_attributes is not None
+    assert vector_attributes["status"] == "LEG_STATUS_SKIPPED"  # not configured here
 
     # The keyword leg ran in the other process: its server span carries the same trace id.
     remote = [json.loads(chunk) for chunk in _json_objects(out)]
@@ -89,12 +95,9 @@ def test_one_trace_across_processes_with_a_span_per_leg(tmp_path: Path, start_se
     assert any(int(s["context"]["trace_id"], 16) == trace_id for s in keyword_calls)
 
     # Metrics: search latency and per-leg latency were recorded.
-    names = {
-        m.name
-        for rm in _METRICS.get_metrics_data().resource_metrics
-        for sm in rm.scope_metrics
-        for m in sm.metrics
-    }
+    data = _METRICS.get_metrics_data()
+    assert data is not None
+    names = {m.name for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics}
     assert {"codesearch.search.duration", "codesearch.leg.duration", "codesearch.index.files"} <= names
 
 

@@ -13,13 +13,15 @@ from codesearch.config import Settings
 from codesearch.server import registrars
 from codesearch.v1 import search_pb2, search_pb2_grpc
 
+from tests.fixture_types import StartServer
+
 SERVICES = ("keyword", "graph", "orchestrator")  # no model needed
 SETTLE_TIMEOUT_S = 60.0  # generous for 2 shared cores; the freshness figure is a benchmark, not this
 BURST_FILES = 2_000
 
 
 @pytest.fixture
-def stub(tmp_path: Path, start_server) -> search_pb2_grpc.SearchServiceStub:
+def stub(tmp_path: Path, start_server: StartServer) -> search_pb2_grpc.SearchServiceStub:
     settings = Settings.from_env({"CODESEARCH_HOME": str(tmp_path / "home")})
     server = start_server(registrars(settings, SERVICES))
     return search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(server.address))
@@ -33,12 +35,12 @@ def wait_for(what: str, check: Callable[[], bool]) -> None:
         time.sleep(0.05)
 
 
-def repo(stub) -> search_pb2.Repository:
+def repo(stub: search_pb2_grpc.SearchServiceStub) -> search_pb2.Repository:
     (record,) = stub.ListRepositories(search_pb2.ListRepositoriesRequest()).repositories
     return record
 
 
-def found(stub, text: str) -> list[str]:
+def found(stub: search_pb2_grpc.SearchServiceStub, text: str) -> list[str]:
     resp = stub.Search(
         search_pb2.SearchRequest(
             query=text, mode=search_pb2.SEARCH_MODE_LITERAL, no_cache=True, limit=200, case_sensitive=True
@@ -47,7 +49,7 @@ def found(stub, text: str) -> list[str]:
     return sorted(h.location.path for h in resp.hits)
 
 
-def test_edit_new_file_deletion_and_burst(stub, tmp_path: Path) -> None:
+def test_edit_new_file_deletion_and_burst(stub: search_pb2_grpc.SearchServiceStub, tmp_path: Path) -> None:
     root = tmp_path / "tree"
     root.mkdir()
     (root / "a.py").write_text("def a():\n    return 'original text'\n")
@@ -92,7 +94,7 @@ def test_edit_new_file_deletion_and_burst(stub, tmp_path: Path) -> None:
     assert stub.ListRepositories(search_pb2.ListRepositoriesRequest()).repositories == []
 
 
-def test_watching_resumes_after_a_restart(tmp_path: Path, start_server) -> None:
+def test_watching_resumes_after_a_restart(tmp_path: Path, start_server: StartServer) -> None:
     settings = Settings.from_env({"CODESEARCH_HOME": str(tmp_path / "home")})
     root = tmp_path / "tree"
     root.mkdir()

@@ -10,6 +10,8 @@ import grpc
 import pytest
 from codesearch.v1 import keyword_pb2, keyword_pb2_grpc, search_pb2, search_pb2_grpc
 
+from tests.fixture_types import CodeOf
+
 SERVICES = ("keyword", "graph", "orchestrator")  # the legs that need no model
 
 
@@ -72,14 +74,14 @@ def repo() -> SimpleNamespace:
 
 
 @pytest.fixture
-def code_of() -> Callable[[Callable[[], object]], grpc.StatusCode]:
+def code_of() -> CodeOf:
     """code_of(lambda: stub.X(...)) -> the status code of the call (OK when it returns)."""
 
     def run(fn: Callable[[], object]) -> grpc.StatusCode:
         try:
             fn()
         except grpc.RpcError as e:
-            return e.code()  # type: ignore[attr-defined,no-any-return]
+            return e.code()
         return grpc.StatusCode.OK
 
     return run

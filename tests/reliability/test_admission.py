@@ -27,6 +27,8 @@ from codesearch.v1 import (
     vector_pb2_grpc,
 )
 
+from tests.fixture_types import CodeOf
+
 REFUSED_WITHIN_S = 0.5  # a refusal is immediate: no work, no wait (loose for a busy 2-core machine)
 WAIT_S = 10.0  # bound on the polls below
 
@@ -105,7 +107,9 @@ def _calls(channel: grpc.Channel) -> dict[str, tuple[str, Callable[[], object], 
 
 
 @pytest.mark.parametrize("leg", ["graph", "vector", "keyword"])
-def test_each_leg_runs_a_bounded_number_of_expensive_calls(legs: ThreadedServer, leg: str, code_of) -> None:
+def test_each_leg_runs_a_bounded_number_of_expensive_calls(
+    legs: ThreadedServer, leg: str, code_of: CodeOf
+) -> None:
     channel = grpc.insecure_channel(legs.address)
     service, expensive, cheap = _calls(channel)[leg]
     assert (

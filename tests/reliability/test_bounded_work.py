@@ -8,14 +8,20 @@ import concurrent.futures
 import resource
 import socket
 import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
+from codesearch.common.aio_thread import ThreadedServer
 from codesearch.config import Settings
 from codesearch.server import registrars
 from codesearch.v1 import common_pb2, keyword_pb2, keyword_pb2_grpc, search_pb2, search_pb2_grpc
 from grpc_status import rpc_status
+
+from tests.fixture_types import StartServer
 
 LOREM = (
     "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et "
@@ -30,10 +36,16 @@ CPU_AFTER_DEADLINE_S = 0.3  # CPU the server may still spend after a timed-out c
 HEAVY_GREP = keyword_pb2.GrepRequest(pattern=".", syntax=keyword_pb2.PATTERN_SYNTAX_REGEX, limit=10)
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory):
-    from codesearch.common.aio_thread import ThreadedServer
+@dataclass(frozen=True)
+class Served:
+    """The module's server, and the data home it indexed the corpus into."""
 
+    address: str
+    home: Path
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     tmp = tmp_path_factory.mktemp("bounded")
     root = tmp / "repo"
     root.mkdir()
@@ -45,21 +57,20 @@ def server(tmp_path_factory: pytest.TempPathFactory):
     srv = ThreadedServer(registrars(settings, ("keyword", "graph", "orchestrator"))).start()
     stub = search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(srv.address))
     list(stub.IndexRepository(search_pb2.IndexRepositoryRequest(path=str(root), name="repo"), timeout=300))
-    srv.home = settings.home  # type: ignore[attr-defined]
-    yield srv
+    yield Served(srv.address, settings.home)
     srv.stop()
 
 
 @pytest.fixture
-def stub(server) -> search_pb2_grpc.SearchServiceStub:
+def stub(server: Served) -> search_pb2_grpc.SearchServiceStub:
     return search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(server.address))
 
 
-def _code(fn) -> grpc.StatusCode:
+def _code(fn: Callable[[], object]) -> grpc.StatusCode:
     try:
         fn()
     except grpc.RpcError as e:
-        return e.code()  # type: ignore[attr-defined,no-any-return]
+        return e.code()
     return grpc.StatusCode.OK
 
 
@@ -70,7 +81,9 @@ def _cheap_latency(stub: search_pb2_grpc.SearchServiceStub) -> float:
     return time.perf_counter() - started
 
 
-def _beside(hostile, stub, count: int) -> list[float]:
+def _beside(
+    hostile: Callable[[], object], stub: search_pb2_grpc.SearchServiceStub, count: int
+) -> list[float]:
     """Cheap-call latencies while `count` hostile calls run (each ends however it ends)."""
     with concurrent.futures.ThreadPoolExecutor(count + 1) as pool:
         futures = [pool.submit(_code, hostile) for _ in range(count)]
@@ -87,12 +100,14 @@ def _beside(hostile, stub, count: int) -> list[float]:
     return latencies
 
 
-def test_router_stall_does_not_block_other_clients(stub) -> None:
+def test_router_stall_does_not_block_other_clients(stub: search_pb2_grpc.SearchServiceStub) -> None:
     hostile = lambda: stub.Search(search_pb2.SearchRequest(query="a" * 27 + " x", no_cache=True), timeout=2)  # noqa: E731
     assert max(_beside(hostile, stub, 1)) < CHEAP_CALL_S
 
 
-def test_long_case_insensitive_literals_do_not_starve_cheap_queries(stub) -> None:
+def test_long_case_insensitive_literals_do_not_starve_cheap_queries(
+    stub: search_pb2_grpc.SearchServiceStub,
+) -> None:
     literal = search_pb2.SearchRequest(
         query=(LOREM * 10)[:1000], mode=search_pb2.SEARCH_MODE_LITERAL, no_cache=True
     )
@@ -100,7 +115,7 @@ def test_long_case_insensitive_literals_do_not_starve_cheap_queries(stub) -> Non
     assert max(_beside(hostile, stub, 8)) < CHEAP_CALL_S
 
 
-def test_a_timed_out_search_stops_burning_cpu(server) -> None:
+def test_a_timed_out_search_stops_burning_cpu(server: Served) -> None:
     """Times are relative to the heavy call's own untimed duration, so a faster machine cannot finish it before
     its deadline (CI once did, at a fixed 0.3 s): the deadline falls in its first sixth, and the CPU is read over
     the stretch in which the rest of the call would still have been running."""
@@ -123,7 +138,7 @@ def test_a_timed_out_search_stops_burning_cpu(server) -> None:
     )
 
 
-def test_expensive_calls_beyond_the_queue_are_refused_fast(server) -> None:
+def test_expensive_calls_beyond_the_queue_are_refused_fast(server: Served) -> None:
     keyword = keyword_pb2_grpc.KeywordServiceStub(grpc.insecure_channel(server.address))
     heavy = HEAVY_GREP
     calls = 16  # common/admission.py: 2 running + 8 queued, and then some
@@ -140,8 +155,8 @@ def test_expensive_calls_beyond_the_queue_are_refused_fast(server) -> None:
     assert grep.hits
 
 
-def test_statuses_say_what_went_wrong(stub) -> None:
-    def search(**kw):
+def test_statuses_say_what_went_wrong(stub: search_pb2_grpc.SearchServiceStub) -> None:
+    def search(**kw: Any) -> Callable[[], object]:
         return lambda: stub.Search(search_pb2.SearchRequest(**{"query": "handler", **kw}), timeout=30)
 
     # An identifier up to the documented 2,048 characters is a query like any other.
@@ -158,7 +173,9 @@ def test_statuses_say_what_went_wrong(stub) -> None:
     assert _code(lambda: delete("x" * 10_000)) == grpc.StatusCode.INVALID_ARGUMENT
 
 
-def test_every_leg_down_is_unavailable_not_an_empty_answer(server, tmp_path: Path, start_server) -> None:
+def test_every_leg_down_is_unavailable_not_an_empty_answer(
+    server: Served, tmp_path: Path, start_server: StartServer
+) -> None:
     dead = f"127.0.0.1:{_free_port()}"
     home = Path(server.home)
     env = {"CODESEARCH_HOME": str(home)}
@@ -169,9 +186,12 @@ def test_every_leg_down_is_unavailable_not_an_empty_answer(server, tmp_path: Pat
         with pytest.raises(grpc.RpcError) as err:
             stub.Search(search_pb2.SearchRequest(query="fromJson", mode=mode, no_cache=True), timeout=30)
         assert err.value.code() == grpc.StatusCode.UNAVAILABLE, err.value.details()
-        assert "every leg asked failed" in err.value.details() and "refused" in err.value.details()
+        details = err.value.details()
+        assert details is not None
+        assert "every leg asked failed" in details and "refused" in details
         # ...and the leg reports as rich status details (google.rpc.Status), one LegReport per leg asked.
-        status = rpc_status.from_call(err.value)  # type: ignore[arg-type]
+        assert isinstance(err.value, grpc.Call)  # what a failed call raises is the call itself
+        status = rpc_status.from_call(err.value)
         assert status is not None and status.code == grpc.StatusCode.UNAVAILABLE.value[0]
         assert status.message == err.value.details()
         reports = []
@@ -204,8 +224,10 @@ FILTERED_MODES = [
 
 
 @pytest.mark.parametrize("mode", FILTERED_MODES, ids=lambda m: search_pb2.SearchMode.Name(m))
-def test_filters_are_honoured_by_every_leg(stub, mode: int) -> None:
-    def hits(**kw) -> list:
+def test_filters_are_honoured_by_every_leg(
+    stub: search_pb2_grpc.SearchServiceStub, mode: search_pb2.SearchMode
+) -> None:
+    def hits(**kw: Any) -> list:
         request = search_pb2.SearchRequest(query="fromJson", mode=mode, no_cache=True, **kw)
         return list(stub.Search(request, timeout=30).hits)
 
@@ -215,12 +237,12 @@ def test_filters_are_honoured_by_every_leg(stub, mode: int) -> None:
     assert all(h.location.path == "json.py" for h in hits(path_glob="json.py"))
 
 
-def test_unknown_language_is_invalid(stub) -> None:
+def test_unknown_language_is_invalid(stub: search_pb2_grpc.SearchServiceStub) -> None:
     request = search_pb2.SearchRequest(query="fromJson", languages=["cobol"])
     assert _code(lambda: stub.Search(request, timeout=30)) == grpc.StatusCode.INVALID_ARGUMENT
 
 
-def test_undecodable_wire_bytes_are_invalid_argument(server) -> None:
+def test_undecodable_wire_bytes_are_invalid_argument(server: Served) -> None:
     channel = grpc.insecure_channel(server.address)
     as_is = bytes  # the bytes go out (and come back) as they are
     search = channel.unary_unary("/codesearch.v1.SearchService/Search", as_is, as_is)
@@ -229,7 +251,7 @@ def test_undecodable_wire_bytes_are_invalid_argument(server) -> None:
     assert _code(lambda: list(index(b"\x0a\xff", timeout=10))) == grpc.StatusCode.INVALID_ARGUMENT
 
 
-def test_short_soak_has_no_internal_or_unknown(server) -> None:
+def test_short_soak_has_no_internal_or_unknown(server: Served) -> None:
     """A few seconds of `codesearch bench soak` (the full run is a command; see README)."""
     from codesearch.bench.load import Query
     from codesearch.bench.soak import run_soak
@@ -246,5 +268,5 @@ def test_short_soak_has_no_internal_or_unknown(server) -> None:
     )
     summary = result.summary()
     assert summary["fuzz_calls"] > 0
-    assert not {"INTERNAL", "UNKNOWN"} & set(summary["fuzz_statuses"]), summary  # type: ignore[arg-type]
-    assert summary["with_fuzz"]["errors"] == {}, summary  # type: ignore[index]
+    assert not {"INTERNAL", "UNKNOWN"} & set(summary["fuzz_statuses"]), summary
+    assert summary["with_fuzz"]["errors"] == {}, summary

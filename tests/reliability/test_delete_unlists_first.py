@@ -12,11 +12,13 @@ from codesearch.config import Settings
 from codesearch.keyword.service import KeywordServicer
 from codesearch.orchestrator.registry import Registry
 from codesearch.server import registrars
-from codesearch.v1 import common_pb2, search_pb2, search_pb2_grpc
+from codesearch.v1 import common_pb2, keyword_pb2, search_pb2, search_pb2_grpc
+
+from tests.fixture_types import StartServer
 
 
 def test_the_registry_forgets_a_repository_before_its_legs_delete_it(
-    tmp_path: Path, start_server, monkeypatch
+    tmp_path: Path, start_server: StartServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = tmp_path / "repo"
     root.mkdir()
@@ -26,7 +28,11 @@ def test_the_registry_forgets_a_repository_before_its_legs_delete_it(
     listed_during_delete: list[set[str]] = []
     real_delete = KeywordServicer.DeleteKeywordRepository
 
-    async def delete_watching_the_registry(self, request, context):
+    async def delete_watching_the_registry(
+        self: KeywordServicer,
+        request: keyword_pb2.DeleteKeywordRepositoryRequest,
+        context: grpc.aio.ServicerContext,
+    ) -> keyword_pb2.DeleteKeywordRepositoryResponse:
         listed_during_delete.append(set(registry.load()))
         return await real_delete(self, request, context)
 

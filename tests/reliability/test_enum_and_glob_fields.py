@@ -55,7 +55,7 @@ def channel(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 def _cases() -> list[tuple[str, Any, str, Any]]:
     """(method path, request class, field, hostile value) for every enum and glob field of every request."""
-    out = []
+    out: list[tuple[str, Any, str, Any]] = []
     for module in (search_pb2, keyword_pb2, graph_pb2):
         for service in module.DESCRIPTOR.services_by_name.values():
             for method in service.methods:

@@ -9,7 +9,9 @@ import subprocess
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import grpc
 import pytest
@@ -17,6 +19,8 @@ from codesearch.bench.procs import ServerProcess
 from codesearch.config import Settings
 from codesearch.server import registrars
 from codesearch.v1 import common_pb2, search_pb2, search_pb2_grpc
+
+from tests.fixture_types import CodeOf, StartServer
 
 # The issue's bound for a restarted leg to be used again once it serves; the orchestrator's channels retry every
 # second at most (orchestrator/legs.py, max_reconnect_backoff_ms), so this is slack for a loaded machine.
@@ -78,7 +82,7 @@ def _graph_used(stub: search_pb2_grpc.SearchServiceStub) -> bool:
     return any(leg.leg in GRAPH_LEGS and leg.status == common_pb2.LEG_STATUS_OK for leg in resp.legs)
 
 
-def _leg_kill_cycle(tmp_path: Path, repo, clients: int, cycles: int) -> list[float]:
+def _leg_kill_cycle(tmp_path: Path, repo: SimpleNamespace, clients: int, cycles: int) -> list[float]:
     home = tmp_path / "home"
     keyword = ServerProcess(["keyword"], home).start()
     graph = ServerProcess(["graph"], home).start()
@@ -119,29 +123,31 @@ def _leg_kill_cycle(tmp_path: Path, repo, clients: int, cycles: int) -> list[flo
     return recoveries
 
 
-def test_kill_graph_leg_under_load_then_restart(tmp_path: Path, repo) -> None:
+def test_kill_graph_leg_under_load_then_restart(tmp_path: Path, repo: SimpleNamespace) -> None:
     recoveries = _leg_kill_cycle(tmp_path, repo, clients=4, cycles=1)
     # From the restarted `codesearch serve graph` answering health checks to the orchestrator using it again.
     assert max(recoveries) <= RECOVERY_LIMIT_S, recoveries
 
 
 @pytest.mark.slow
-def test_kill_graph_leg_under_heavy_load_repeatedly(tmp_path: Path, repo) -> None:
+def test_kill_graph_leg_under_heavy_load_repeatedly(tmp_path: Path, repo: SimpleNamespace) -> None:
     recoveries = _leg_kill_cycle(tmp_path, repo, clients=16, cycles=5)
     assert max(recoveries) <= RECOVERY_LIMIT_S, recoveries
 
 
 # --- the indexer killed mid-run ----------------------------------------------------------------------------
-def _drain(stream: object) -> None:
+def _drain(stream: Iterable[object]) -> None:
     """Reads an IndexRepository stream until the server dies under it (UNAVAILABLE is the expected end)."""
     try:
-        for _ in stream:  # type: ignore[attr-defined]
+        for _ in stream:
             pass
     except grpc.RpcError:
         pass
 
 
-def _kill_indexer_at_random_moments(tmp_path: Path, repo, moments: int, seed: int) -> Counter:
+def _kill_indexer_at_random_moments(
+    tmp_path: Path, repo: SimpleNamespace, moments: int, seed: int
+) -> Counter:
     home = tmp_path / "home"
     root = tmp_path / "repo"
     sizes = {"a": 120, "b": 160}
@@ -187,20 +193,22 @@ def _kill_indexer_at_random_moments(tmp_path: Path, repo, moments: int, seed: in
     return outcomes
 
 
-def test_kill_indexer_mid_run_quick(tmp_path: Path, repo) -> None:
+def test_kill_indexer_mid_run_quick(tmp_path: Path, repo: SimpleNamespace) -> None:
     outcomes = _kill_indexer_at_random_moments(tmp_path, repo, moments=3, seed=1)
     assert sum(outcomes.values()) == 3
 
 
 @pytest.mark.slow
-def test_kill_indexer_mid_run_20_moments(tmp_path: Path, repo) -> None:
+def test_kill_indexer_mid_run_20_moments(tmp_path: Path, repo: SimpleNamespace) -> None:
     outcomes = _kill_indexer_at_random_moments(tmp_path, repo, moments=20, seed=2)
     print("indexer kill outcomes:", dict(outcomes))
     assert sum(outcomes.values()) == 20
 
 
 # --- searches during a re-index ----------------------------------------------------------------------------
-def test_search_during_reindex_sees_one_snapshot(tmp_path: Path, start_server, repo) -> None:
+def test_search_during_reindex_sees_one_snapshot(
+    tmp_path: Path, start_server: StartServer, repo: SimpleNamespace
+) -> None:
     settings = Settings.from_env({"CODESEARCH_HOME": str(tmp_path / "home")})
     server = start_server(registrars(settings, repo.services))
     stub = _stub(server.address)
@@ -252,7 +260,7 @@ def _umount(path: Path) -> None:
 
 
 @pytest.fixture
-def data_mount(tmp_path: Path):
+def data_mount(tmp_path: Path) -> Iterator[Path]:
     mnt = tmp_path / "mnt"
     if not _mount_tmpfs(mnt, "16m"):
         pytest.skip("cannot mount a tmpfs here (needs root / CAP_SYS_ADMIN)")
@@ -260,7 +268,9 @@ def data_mount(tmp_path: Path):
     _umount(mnt)
 
 
-def test_read_only_data_directory(data_mount: Path, tmp_path: Path, start_server, repo, code_of) -> None:
+def test_read_only_data_directory(
+    data_mount: Path, tmp_path: Path, start_server: StartServer, repo: SimpleNamespace, code_of: CodeOf
+) -> None:
     settings = Settings.from_env({"CODESEARCH_HOME": str(data_mount / "home")})
     server = start_server(registrars(settings, repo.services))
     stub = _stub(server.address)
@@ -276,7 +286,9 @@ def test_read_only_data_directory(data_mount: Path, tmp_path: Path, start_server
         with pytest.raises(grpc.RpcError) as err:
             repo.index(stub, root)
         assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION, err.value.details()
-        assert "not writable" in err.value.details() and "Traceback" not in err.value.details()
+        details = err.value.details()
+        assert details is not None
+        assert "not writable" in details and "Traceback" not in details
         assert repo.markers(server.address) == ({"A"}, 10)
     finally:
         subprocess.run(["mount", "-o", "remount,rw", str(data_mount)], check=True)
@@ -284,7 +296,9 @@ def test_read_only_data_directory(data_mount: Path, tmp_path: Path, start_server
     assert repo.markers(server.address) == ({"B"}, 12)
 
 
-def test_full_disk(data_mount: Path, tmp_path: Path, start_server, repo) -> None:
+def test_full_disk(
+    data_mount: Path, tmp_path: Path, start_server: StartServer, repo: SimpleNamespace
+) -> None:
     settings = Settings.from_env({"CODESEARCH_HOME": str(data_mount / "home")})
     server = start_server(registrars(settings, repo.services))
     stub = _stub(server.address)
@@ -304,7 +318,9 @@ def test_full_disk(data_mount: Path, tmp_path: Path, start_server, repo) -> None
         with pytest.raises(grpc.RpcError) as err:
             repo.index(stub, root)
         assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, err.value.details()
-        assert "no space left" in err.value.details()
+        details = err.value.details()
+        assert details is not None
+        assert "no space left" in details
         assert repo.markers(server.address) == ({"A"}, 10)
     finally:
         filler.unlink()

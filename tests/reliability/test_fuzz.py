@@ -6,6 +6,7 @@ Default: FUZZ_EXAMPLES examples; more with CODESEARCH_FUZZ_EXAMPLES=5000.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import grpc
 import pytest
@@ -43,12 +44,13 @@ PATHOLOGICAL = [
     '"' * 50,
     "what breaks if I change " + "(" * 100,
 ]
-MODES = list(search_pb2.SearchMode.values())
-PRESETS = list(search_pb2.Preset.values())
+# By name: SearchRequest takes an enum's label as well as its number, and the stubs type .values() as plain int.
+MODES = search_pb2.SearchMode.keys()
+PRESETS = search_pb2.Preset.keys()
 
 
 @pytest.fixture(scope="module")
-def stub(tmp_path_factory: pytest.TempPathFactory):
+def stub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[search_pb2_grpc.SearchServiceStub]:
     from codesearch.common.aio_thread import ThreadedServer
 
     tmp = tmp_path_factory.mktemp("fuzz")
@@ -69,7 +71,13 @@ def stub(tmp_path_factory: pytest.TempPathFactory):
     server.stop()
 
 
-def _check(stub, query: str, mode: int, preset: int = 0, case: bool = False) -> None:
+def _check(
+    stub: search_pb2_grpc.SearchServiceStub,
+    query: str,
+    mode: str,
+    preset: str = "PRESET_UNSPECIFIED",
+    case: bool = False,
+) -> None:
     request = search_pb2.SearchRequest(
         query=query, mode=mode, preset=preset, case_sensitive=case, no_cache=True
     )
@@ -80,7 +88,7 @@ def _check(stub, query: str, mode: int, preset: int = 0, case: bool = False) -> 
 
 
 @pytest.mark.parametrize("query", PATHOLOGICAL, ids=range(len(PATHOLOGICAL)))
-def test_pathological_queries_in_every_mode(stub, query: str) -> None:
+def test_pathological_queries_in_every_mode(stub: search_pb2_grpc.SearchServiceStub, query: str) -> None:
     for mode in MODES:
         _check(stub, query, mode)
 
@@ -107,5 +115,7 @@ query_text = st.one_of(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(query=query_text, mode=st.sampled_from(MODES), preset=st.sampled_from(PRESETS), case=st.booleans())
-def test_random_queries(stub, query: str, mode: int, preset: int, case: bool) -> None:
+def test_random_queries(
+    stub: search_pb2_grpc.SearchServiceStub, query: str, mode: str, preset: str, case: bool
+) -> None:
     _check(stub, query, mode, preset, case)

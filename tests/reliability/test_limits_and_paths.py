@@ -5,40 +5,52 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import grpc
 import pytest
+from codesearch.common.aio_thread import ThreadedServer
 from codesearch.config import MAX_LIMIT, MAX_MESSAGE_BYTES, MAX_QUERY_CHARS, Settings
 from codesearch.server import registrars
 from codesearch.v1 import keyword_pb2, keyword_pb2_grpc, search_pb2, search_pb2_grpc
+
+from tests.fixture_types import CodeOf, StartServer
 
 OUTSIDE_MARKER = "OUTSIDE_SECRET_MARKER"
 
 
 @pytest.fixture
-def server(tmp_path: Path, start_server, repo):
+def allowed(tmp_path: Path) -> Path:
+    """The server's one allowed root."""
     allowed = tmp_path / "allowed"
     allowed.mkdir()
-    settings = Settings.from_env(
-        {"CODESEARCH_HOME": str(tmp_path / "home"), "CODESEARCH_ALLOWED_ROOTS": str(allowed)}
-    )
-    srv = start_server(registrars(settings, repo.services))
-    srv.allowed = allowed
-    return srv
+    return allowed
 
 
 @pytest.fixture
-def stub(server) -> search_pb2_grpc.SearchServiceStub:
+def server(tmp_path: Path, start_server: StartServer, repo: SimpleNamespace, allowed: Path) -> ThreadedServer:
+    settings = Settings.from_env(
+        {"CODESEARCH_HOME": str(tmp_path / "home"), "CODESEARCH_ALLOWED_ROOTS": str(allowed)}
+    )
+    return start_server(registrars(settings, repo.services))
+
+
+@pytest.fixture
+def stub(server: ThreadedServer) -> search_pb2_grpc.SearchServiceStub:
     return search_pb2_grpc.SearchServiceStub(grpc.insecure_channel(server.address))
 
 
-def test_limits_have_clear_statuses(server, stub, repo, code_of) -> None:
-    root = server.allowed / "r"
+def test_limits_have_clear_statuses(
+    allowed: Path, stub: search_pb2_grpc.SearchServiceStub, repo: SimpleNamespace, code_of: CodeOf
+) -> None:
+    root = allowed / "r"
     repo.write_version(root, "a", 3)
     repo.index(stub, root, "r")
 
-    def search(**kw):
+    def search(**kw: Any) -> Callable[[], object]:
         return lambda: stub.Search(search_pb2.SearchRequest(**{"query": "handler", **kw}), timeout=10)
 
     assert code_of(search()) == grpc.StatusCode.OK
@@ -60,31 +72,38 @@ def test_limits_have_clear_statuses(server, stub, repo, code_of) -> None:
     # A message over the server's limit is refused by gRPC itself before any handler runs.
     big = search_pb2.SearchRequest(query="x" * (MAX_MESSAGE_BYTES + 1024))
     assert code_of(lambda: stub.Search(big, timeout=30)) == grpc.StatusCode.RESOURCE_EXHAUSTED
+
     # A deadline too short to meet is DEADLINE_EXCEEDED, never INTERNAL, and the server stays healthy. An
     # uncached search of this small repository can finish inside 1-2 ms on an idle machine, so a short deadline
     # may also be met (OK); the shortest ones never are.
-    codes = [
-        code_of(lambda t=t: stub.Search(search_pb2.SearchRequest(query="handler", no_cache=True), timeout=t))
-        for t in (0.0002, 0.0005, 0.001, 0.001, 0.002, 0.005)
-    ]
+    def search_within(t: float) -> Callable[[], object]:
+        return lambda: stub.Search(search_pb2.SearchRequest(query="handler", no_cache=True), timeout=t)
+
+    codes = [code_of(search_within(t)) for t in (0.0002, 0.0005, 0.001, 0.001, 0.002, 0.005)]
     assert set(codes) <= {grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.OK}, codes
     assert codes[0] == grpc.StatusCode.DEADLINE_EXCEEDED, codes
     assert code_of(search()) == grpc.StatusCode.OK
 
 
-def test_index_paths_outside_allowed_roots_are_refused(server, stub, repo, code_of, tmp_path: Path) -> None:
+def test_index_paths_outside_allowed_roots_are_refused(
+    allowed: Path,
+    stub: search_pb2_grpc.SearchServiceStub,
+    repo: SimpleNamespace,
+    code_of: CodeOf,
+    tmp_path: Path,
+) -> None:
     outside = tmp_path / "outside"
     repo.write_version(outside, "a", 2)
     index = lambda path, name="x": lambda: repo.index(stub, Path(path), name)  # noqa: E731
 
     assert code_of(index(outside)) == grpc.StatusCode.FAILED_PRECONDITION
-    assert code_of(index(f"{server.allowed}/../outside")) == grpc.StatusCode.FAILED_PRECONDITION
+    assert code_of(index(f"{allowed}/../outside")) == grpc.StatusCode.FAILED_PRECONDITION
     assert code_of(index("/")) == grpc.StatusCode.FAILED_PRECONDITION
     # A symlink inside the allowed root that points out of it is judged by its target.
-    (server.allowed / "escape").symlink_to(outside, target_is_directory=True)
-    assert code_of(index(server.allowed / "escape")) == grpc.StatusCode.FAILED_PRECONDITION
+    (allowed / "escape").symlink_to(outside, target_is_directory=True)
+    assert code_of(index(allowed / "escape")) == grpc.StatusCode.FAILED_PRECONDITION
     # A repository whose root is a symlink (from anywhere) into an allowed root is fine: the target is allowed.
-    inside = server.allowed / "inside"
+    inside = allowed / "inside"
     repo.write_version(inside, "a", 2)
     (tmp_path / "link-in").symlink_to(inside, target_is_directory=True)
     assert code_of(index(tmp_path / "link-in", "linked")) == grpc.StatusCode.OK
@@ -92,11 +111,17 @@ def test_index_paths_outside_allowed_roots_are_refused(server, stub, repo, code_
     assert [(r.name, r.root) for r in listed] == [("linked", str(inside))]
 
 
-def test_nothing_outside_the_repository_is_indexed_or_readable(server, stub, repo, tmp_path: Path) -> None:
+def test_nothing_outside_the_repository_is_indexed_or_readable(
+    server: ThreadedServer,
+    allowed: Path,
+    stub: search_pb2_grpc.SearchServiceStub,
+    repo: SimpleNamespace,
+    tmp_path: Path,
+) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.py").write_text(f'KEY = "{OUTSIDE_MARKER}"\n')
-    root = server.allowed / "r"
+    root = allowed / "r"
     repo.write_version(root, "a", 2)
     (root / "linked_secret.py").symlink_to(outside / "secret.py")
     (root / "linked_dir").symlink_to(outside, target_is_directory=True)

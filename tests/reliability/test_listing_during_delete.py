@@ -20,9 +20,11 @@ from codesearch.v1 import (
     search_pb2_grpc,
 )
 
+from tests.fixture_types import StartServer
+
 
 def test_a_repository_deleted_after_the_listing_is_skipped_and_a_named_one_is_not_found(
-    tmp_path: Path, start_server
+    tmp_path: Path, start_server: StartServer
 ) -> None:
     root = tmp_path / "repo"
     root.mkdir()

@@ -14,6 +14,8 @@ from codesearch.orchestrator.registry import Registry
 from codesearch.server import registrars
 from codesearch.v1 import keyword_pb2, keyword_pb2_grpc, search_pb2, search_pb2_grpc
 
+from tests.fixture_types import StartServer
+
 SERVICES = ("keyword", "graph", "orchestrator")
 CLEANUP_WAIT_S = 30.0
 PRIVATE_KEY = b"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n"
@@ -31,7 +33,7 @@ def _keyword_repos(keyword: keyword_pb2_grpc.KeywordServiceStub) -> set[str]:
     }
 
 
-def test_orphaned_leg_index_is_deleted_at_start(tmp_path: Path, start_server) -> None:
+def test_orphaned_leg_index_is_deleted_at_start(tmp_path: Path, start_server: StartServer) -> None:
     root = tmp_path / "repo"
     root.mkdir()
     (root / "a.py").write_text("def orphan_marker():\n    return 1\n")
@@ -70,7 +72,7 @@ def test_secret_files_are_recognised(path: str, data: bytes, secret: bool) -> No
     assert bool(secret_reason(path, data)) == secret
 
 
-def test_secrets_are_not_indexed_unless_allowed(tmp_path: Path, start_server) -> None:
+def test_secrets_are_not_indexed_unless_allowed(tmp_path: Path, start_server: StartServer) -> None:
     root = tmp_path / "repo"
     (root / "keys").mkdir(parents=True)
     (root / "code.py").write_text("def visible_marker():\n    return 1\n")
@@ -87,11 +89,13 @@ def test_secrets_are_not_indexed_unless_allowed(tmp_path: Path, start_server) ->
         assert keyword.Grep(keyword_pb2.GrepRequest(pattern="visible_marker", limit=5), timeout=30).hits
 
 
-def test_system_directories_are_refused_by_default(tmp_path: Path, start_server) -> None:
+def test_system_directories_are_refused_by_default(tmp_path: Path, start_server: StartServer) -> None:
     srv = start_server(registrars(Settings.from_env({"CODESEARCH_HOME": str(tmp_path / "home")}), SERVICES))
     search, _ = _stubs(srv.address)
     for path in ("/etc", "/proc/self", "/"):
         with pytest.raises(grpc.RpcError) as err:
             list(search.IndexRepository(search_pb2.IndexRepositoryRequest(path=path, name="sys"), timeout=60))
         assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION, (path, err.value.details())
-        assert "CODESEARCH_ALLOWED_ROOTS" in err.value.details()
+        details = err.value.details()
+        assert details is not None
+        assert "CODESEARCH_ALLOWED_ROOTS" in details

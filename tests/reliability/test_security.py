@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import ipaddress
+from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
@@ -21,6 +22,8 @@ from cryptography.x509.oid import NameOID
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
+from tests.fixture_types import CodeOf
+
 TOKEN = "s3cret-token-for-tests"
 
 
@@ -35,7 +38,7 @@ def _server(settings: Settings, start_server_list: list[ThreadedServer]) -> Thre
 
 
 @pytest.fixture
-def servers():
+def servers() -> Iterator[list[ThreadedServer]]:
     started: list[ThreadedServer] = []
     yield started
     for s in started:
@@ -61,7 +64,9 @@ def _index_and_search(stub: search_pb2_grpc.SearchServiceStub, root: Path) -> in
     return len(resp.hits)
 
 
-def test_token_required_except_health_and_reflection(tmp_path: Path, servers, code_of) -> None:
+def test_token_required_except_health_and_reflection(
+    tmp_path: Path, servers: list[ThreadedServer], code_of: CodeOf
+) -> None:
     settings = Settings.from_env({"CODESEARCH_HOME": str(tmp_path / "home"), "CODESEARCH_AUTH_TOKEN": TOKEN})
     server = _server(settings, servers)
     request = search_pb2.ListRepositoriesRequest()
@@ -107,7 +112,11 @@ def _key() -> ec.EllipticCurvePrivateKey:
 
 
 def _cert(
-    subject: str, key: ec.EllipticCurvePrivateKey, issuer: x509.Certificate | None, issuer_key, ca: bool
+    subject: str,
+    key: ec.EllipticCurvePrivateKey,
+    issuer: x509.Certificate | None,
+    issuer_key: ec.EllipticCurvePrivateKey | None,
+    ca: bool,
 ) -> x509.Certificate:
     now = datetime.datetime.now(datetime.timezone.utc)
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)])
@@ -155,7 +164,9 @@ def pki(tmp_path: Path) -> Path:
     return d
 
 
-def test_tls_server_and_clients(tmp_path: Path, pki: Path, servers, code_of) -> None:
+def test_tls_server_and_clients(
+    tmp_path: Path, pki: Path, servers: list[ThreadedServer], code_of: CodeOf
+) -> None:
     env = {
         "CODESEARCH_HOME": str(tmp_path / "home"),
         "CODESEARCH_TLS_CERT": str(pki / "server.crt"),
@@ -176,7 +187,9 @@ def test_tls_server_and_clients(tmp_path: Path, pki: Path, servers, code_of) -> 
     assert _index_and_search(stub, _small_repo(tmp_path / "repo")) > 0
 
 
-def test_mutual_tls_rejects_a_client_without_certificate(tmp_path: Path, pki: Path, servers, code_of) -> None:
+def test_mutual_tls_rejects_a_client_without_certificate(
+    tmp_path: Path, pki: Path, servers: list[ThreadedServer], code_of: CodeOf
+) -> None:
     env = {
         "CODESEARCH_HOME": str(tmp_path / "home"),
         "CODESEARCH_TLS_CERT": str(pki / "server.crt"),

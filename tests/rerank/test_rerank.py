@@ -5,12 +5,14 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import grpc
 import numpy as np
 import pytest
+from codesearch.common.aio_thread import ThreadedServer
 from codesearch.common.grpc_util import add_health_and_reflection
 from codesearch.common.models.lookup import model_path
 from codesearch.common.models.threads import configure_torch_threads
@@ -20,6 +22,11 @@ from codesearch.rerank import text as rtext
 from codesearch.rerank.model import BLEND_FILE, Blend, Candidate, Reranker
 from codesearch.v1 import rerank_pb2, rerank_pb2_grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from tests.fixture_types import StartServer
+
+if TYPE_CHECKING:  # imported where it is used: it loads torch
+    from sentence_transformers import CrossEncoder
 
 pytestmark = pytest.mark.model
 
@@ -48,13 +55,14 @@ HELD_OUT_RIGHT = "def sort_numbers(values):\n    return sorted(values)"
 HELD_OUT_WRONG = "Roast the peppers until the skins blacken, then peel them."
 
 
-def _train_toy(ce: object, batches: Callable[[int], list[tuple[str, list[str]]]], steps: int) -> None:
+def _train_toy(ce: CrossEncoder, batches: Callable[[int], list[tuple[str, list[str]]]], steps: int) -> None:
     """Listwise training of a plain CrossEncoder's fresh head and top layers (embeddings and the lower half
     frozen): cross-entropy with each group's positive first."""
     import torch
 
-    model = ce.model  # type: ignore[attr-defined]
-    tokenizer = ce.tokenizer  # type: ignore[attr-defined]
+    model = ce.model
+    assert model is not None
+    tokenizer = ce.tokenizer
     frozen = ("embeddings.", "encoder.layer.0.", "encoder.layer.1.", "encoder.layer.2.")
     named = [(n, p) for n, p in model.named_parameters() if not n.split(".", 1)[-1].startswith(frozen)]
     trainable = {id(p) for _, p in named}
@@ -120,7 +128,7 @@ def _settings(settings: Settings, model: str) -> Settings:
     return dataclasses.replace(settings, rerank_model=model, model_cache=settings.home / "model-cache")
 
 
-def _start(start_server, settings: Settings):  # type: ignore[no-untyped-def]
+def _start(start_server: StartServer, settings: Settings) -> ThreadedServer:
     async def registrar(server: grpc.aio.Server) -> None:
         names = rservice.register(server, settings)
         health = add_health_and_reflection(server, names)
@@ -145,11 +153,17 @@ def _health(channel: grpc.Channel) -> int:
     return health_pb2_grpc.HealthStub(channel).Check(req).status
 
 
-def _cand(i: str, text: str, **kw: object) -> rerank_pb2.RerankCandidate:
-    return rerank_pb2.RerankCandidate(id=i, text=text, **kw)  # type: ignore[arg-type]
+def _cand(
+    i: str, text: str, path: str = "", breadcrumb: Sequence[str] = (), focus_lines: Sequence[int] = ()
+) -> rerank_pb2.RerankCandidate:
+    return rerank_pb2.RerankCandidate(
+        id=i, text=text, path=path, breadcrumb=breadcrumb, focus_lines=focus_lines
+    )
 
 
-def test_trained_model_orders_held_out_pair(toy_model: Path, settings: Settings, start_server) -> None:  # type: ignore[no-untyped-def]
+def test_trained_model_orders_held_out_pair(
+    toy_model: Path, settings: Settings, start_server: StartServer
+) -> None:
     server = _start(start_server, _settings(settings, str(toy_model)))
     with grpc.insecure_channel(server.address) as channel:
         stub = rerank_pb2_grpc.RerankServiceStub(channel)
@@ -183,7 +197,9 @@ def test_trained_model_orders_held_out_pair(toy_model: Path, settings: Settings,
         assert [s.id for s in top.scores] == ["right"]
 
 
-def test_bad_input_is_invalid_argument(toy_model: Path, settings: Settings, start_server) -> None:  # type: ignore[no-untyped-def]
+def test_bad_input_is_invalid_argument(
+    toy_model: Path, settings: Settings, start_server: StartServer
+) -> None:
     server = _start(start_server, _settings(settings, str(toy_model)))
     good = [_cand("a", "def f():\n    pass")]
     bad = [
@@ -208,7 +224,9 @@ def test_bad_input_is_invalid_argument(toy_model: Path, settings: Settings, star
 
 
 @pytest.mark.parametrize("model", ["/nonexistent/reranker", ""])
-def test_unavailable_model_keeps_service_up(model: str, settings: Settings, start_server) -> None:  # type: ignore[no-untyped-def]
+def test_unavailable_model_keeps_service_up(
+    model: str, settings: Settings, start_server: StartServer
+) -> None:
     server = _start(start_server, _settings(settings, model))
     with grpc.insecure_channel(server.address) as channel:
         stub = rerank_pb2_grpc.RerankServiceStub(channel)
@@ -222,7 +240,9 @@ def test_unavailable_model_keeps_service_up(model: str, settings: Settings, star
         with pytest.raises(grpc.RpcError) as e:
             stub.Rerank(rerank_pb2.RerankRequest(query="q", candidates=[_cand("a", "x")]))
         assert e.value.code() == grpc.StatusCode.FAILED_PRECONDITION
-        assert info.unavailable_reason in e.value.details()
+        details = e.value.details()
+        assert details is not None
+        assert info.unavailable_reason in details
         assert _health(channel) == health_pb2.HealthCheckResponse.NOT_SERVING
 
 
@@ -253,8 +273,8 @@ def test_scores_are_sigmoid_of_logits_and_blend_applies(toy_model: Path, tmp_pat
 
 
 def test_orchestrator_reranks_only_when_asked(
-    toy_model: Path, settings: Settings, start_server, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+    toy_model: Path, settings: Settings, start_server: StartServer, tmp_path: Path
+) -> None:
     """The search pipeline's rerank stage through real servers: on request it reranks and says so; by default
     (no measured gain) it is skipped with its reason."""
     from codesearch.server import registrars

@@ -18,6 +18,7 @@ from codesearch.vector.store import RepoIndex
 from codesearch.vector.tier_models import shared_embedder
 
 from tests.vector import test_vector_tiers as _tiers  # its corpus, helpers and fixtures
+from tests.vector.test_vector_service import Serve
 
 serve, static_ready, corpus_files, update, settings = (
     _tiers.serve,
@@ -33,7 +34,7 @@ QUERY = "evict the oldest entry when the cache is full"
 
 
 @pytest.fixture
-def encoder(settings: Settings, static_ready) -> StaticEncoder:  # type: ignore[no-untyped-def]
+def encoder(settings: Settings, static_ready: None) -> StaticEncoder:
     emb = shared_embedder(settings, tiers.STATIC)  # the default static model, from the machine's model cache
     assert emb.load(), emb.unavailable_reason
     return emb.static_encoder()
@@ -62,7 +63,9 @@ def test_f_is_the_f1_of_the_query_and_the_documents_best_matches(
     assert partial == pytest.approx(2 * recall * precision / (recall + precision), abs=1e-5)
 
 
-def test_the_leg_rescores_its_candidates_and_says_so(settings: Settings, serve, static_ready) -> None:  # type: ignore[no-untyped-def]
+def test_the_leg_rescores_its_candidates_and_says_so(
+    settings: Settings, serve: Serve, static_ready: None
+) -> None:
     plain = replace(settings, vector_tiers="static", static_query_weight=0.0, late_interaction_weight=0.0)
     weight = 2.0  # large, so the order visibly follows the tokens
     answers, encoder = {}, None
@@ -118,7 +121,9 @@ def test_the_setting_refuses_what_it_cannot_use() -> None:
             Settings.from_env({"CODESEARCH_LATE_INTERACTION_WEIGHT": bad})
 
 
-def test_the_cli_says_plainly_which_setting_is_wrong(monkeypatch: pytest.MonkeyPatch, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_the_cli_says_plainly_which_setting_is_wrong(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from codesearch.cli.main import main
 
     monkeypatch.setenv("CODESEARCH_LATE_INTERACTION_WEIGHT", "-1")
@@ -128,8 +133,8 @@ def test_the_cli_says_plainly_which_setting_is_wrong(monkeypatch: pytest.MonkeyP
 
 
 def test_the_transformer_tiers_candidates_are_rescored_with_the_static_tokens(
-    settings: Settings, serve, static_ready
-) -> None:  # type: ignore[no-untyped-def]
+    settings: Settings, serve: Serve, static_ready: None
+) -> None:
     servicer = VectorServicer(settings)
     stub = serve(servicer)
     update(stub, "demo", corpus_files(), replace_all=True)
@@ -155,8 +160,8 @@ def test_the_transformer_tiers_candidates_are_rescored_with_the_static_tokens(
 
 
 def test_token_ids_are_cached_by_text_and_bounded(
-    settings: Settings, serve, static_ready, monkeypatch: pytest.MonkeyPatch
-) -> None:  # type: ignore[no-untyped-def]
+    settings: Settings, serve: Serve, static_ready: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     servicer = VectorServicer(replace(settings, vector_tiers="static"), start_worker=False)
     stub = serve(servicer)
     update(stub, "demo", corpus_files(), replace_all=True)
@@ -168,7 +173,12 @@ def test_token_ids_are_cached_by_text_and_bounded(
     assert len(cache) == 7 and all(model == servicer.embedders["static"].model_id for model, _ in cache)
     # Served from the cache: the chunk table is not read again, and the scores are the same.
     reads: list[list[int]] = []  # a read answers nothing, so a cache miss would also drop the re-scoring
-    monkeypatch.setattr(RepoIndex, "doc_texts", lambda self, keys: reads.append(keys) or {})
+
+    def doc_texts(self: RepoIndex, keys: list[int]) -> dict[int, str]:
+        reads.append(keys)
+        return {}
+
+    monkeypatch.setattr(RepoIndex, "doc_texts", doc_texts)
     again = stub.VectorSearch(request)
     assert reads == [] and again.rescored_by == first.rescored_by != ""
     assert [(h.location.path, h.score) for h in again.hits] == [

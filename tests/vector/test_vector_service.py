@@ -8,8 +8,10 @@ from __future__ import annotations
 import ast
 import hashlib
 import textwrap
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import NoReturn
 
 import grpc
 import numpy as np
@@ -20,9 +22,12 @@ from codesearch.common.snapshot import SnapshotDir
 from codesearch.config import Settings
 from codesearch.v1 import common_pb2, vector_pb2, vector_pb2_grpc
 from codesearch.vector import service, store, tier_index
+from codesearch.vector.chunk_table import ChunkMeta, TableMeta
 from codesearch.vector.embedder import Embedder
 from codesearch.vector.service import VectorServicer, add_servicer
 from codesearch.vector.tier_index import vectors_file_name
+
+from tests.fixture_types import StartServer
 
 pytestmark = pytest.mark.model
 
@@ -182,8 +187,12 @@ def update(
     return stub.UpdateVectorIndex(iter(msgs))
 
 
+Serve = Callable[[VectorServicer], vector_pb2_grpc.VectorServiceStub]
+"""The `serve` fixture: serve(servicer) -> a stub of a real server hosting it."""
+
+
 @pytest.fixture
-def serve(start_server):
+def serve(start_server: StartServer) -> Iterator[Serve]:
     """serve(servicer) -> stub on a real server; servicers are closed at teardown."""
     servicers: list[VectorServicer] = []
     channels: list[grpc.Channel] = []
@@ -208,7 +217,7 @@ def wait_idle(stub_server: VectorServicer, repo: str) -> None:
     assert asyncio.run(stub_server.wait_idle(repo, timeout=600))  # generous: 2 shared cores can be saturated
 
 
-def test_paraphrase_queries_find_the_right_chunk(settings: Settings, serve) -> None:
+def test_paraphrase_queries_find_the_right_chunk(settings: Settings, serve: Serve) -> None:
     servicer = VectorServicer(settings)
     stub = serve(servicer)
     resp = update(stub, "demo", corpus_files(), replace_all=True)
@@ -254,7 +263,7 @@ def test_paraphrase_queries_find_the_right_chunk(settings: Settings, serve) -> N
 
 
 def test_reindex_embeds_only_changed_chunks_and_restart_resumes(
-    settings: Settings, serve, tmp_path: Path
+    settings: Settings, serve: Serve, tmp_path: Path
 ) -> None:
     first = VectorServicer(settings, start_worker=False)  # nothing embeds: the state after a crash mid-way
     stub = serve(first)
@@ -287,13 +296,14 @@ def test_reindex_embeds_only_changed_chunks_and_restart_resumes(
     second.close()
 
     third = VectorServicer(settings, start_worker=False)  # opened from disk as a view
+    index = third.repo("demo").tiers["transformer"].index
     assert (
-        third.repo("demo").tiers["transformer"].index.expansion_search == tier_index.HNSW_EXPANSION_SEARCH
+        index is not None and index.expansion_search == tier_index.HNSW_EXPANSION_SEARCH
     )  # not usearch's 64
     third.close()
 
 
-def test_deletes(settings: Settings, serve) -> None:
+def test_deletes(settings: Settings, serve: Serve) -> None:
     servicer = VectorServicer(settings)
     stub = serve(servicer)
     update(stub, "demo", corpus_files(), replace_all=True)
@@ -326,13 +336,15 @@ def test_deletes(settings: Settings, serve) -> None:
     assert {h.location.repository for h in left} == {"other"}
 
 
-def test_model_change_rebuilds_the_index(settings: Settings, serve) -> None:
+def test_model_change_rebuilds_the_index(settings: Settings, serve: Serve) -> None:
     servicer = VectorServicer(settings)
     stub = serve(servicer)
     update(stub, "demo", corpus_files(), replace_all=True)
     wait_idle(servicer, "demo")
     servicer.close()
-    old_file = servicer.repo("demo").gen / vectors_file_name("all-MiniLM-L6-v2")  # type: ignore[operator]
+    old_gen = servicer.repo("demo").gen
+    assert old_gen is not None
+    old_file = old_gen / vectors_file_name("all-MiniLM-L6-v2")
     assert old_file.exists()
 
     # The same weights, named by path: another model id, so its vectors must not be mixed with the old ones.
@@ -347,16 +359,16 @@ def test_model_change_rebuilds_the_index(settings: Settings, serve) -> None:
     assert changed.embedded_by_model == 7  # the cache is per model: nothing reused
     out = stub.VectorSearch(vector_pb2.VectorSearchRequest(text="retries with exponential backoff", limit=1))
     assert out.hits[0].location.path == "net/retry.py" and not out.partial
-    assert (repo.gen / vectors_file_name(path)).exists()  # type: ignore[operator]
+    assert repo.gen is not None and (repo.gen / vectors_file_name(path)).exists()
 
 
-def code(call) -> grpc.StatusCode:  # type: ignore[no-untyped-def]
+def code(call: Callable[[], object]) -> grpc.StatusCode:
     with pytest.raises(grpc.RpcError) as e:
         call()
     return e.value.code()
 
 
-def test_bad_input(settings: Settings, serve) -> None:
+def test_bad_input(settings: Settings, serve: Serve) -> None:
     servicer = VectorServicer(settings)
     stub = serve(servicer)
     update(stub, "demo", corpus_files({"net/retry.py": CORPUS["net/retry.py"]}), replace_all=True)
@@ -389,7 +401,7 @@ def test_bad_input(settings: Settings, serve) -> None:
 
 
 def test_unloadable_model_answers_unavailable_and_the_server_stays_up(
-    settings: Settings, serve, tmp_path
+    settings: Settings, serve: Serve, tmp_path: Path
 ) -> None:
     missing = str(tmp_path / "no-such-model")
     servicer = VectorServicer(replace(settings, embed_model=missing))
@@ -407,7 +419,7 @@ def test_unloadable_model_answers_unavailable_and_the_server_stays_up(
 
 
 @pytest.fixture
-def two_repos(settings: Settings, serve):  # type: ignore[no-untyped-def]
+def two_repos(settings: Settings, serve: Serve) -> vector_pb2_grpc.VectorServiceStub:
     """A repository deleted while a request for every repository opens it is skipped, as one deleted before the
     listing is; a broken index still says so (as in the keyword and graph legs). Two repositories indexed by the
     static tier, then a fresh servicer that has opened neither (no worker)."""
@@ -423,18 +435,18 @@ def two_repos(settings: Settings, serve):  # type: ignore[no-untyped-def]
     return serve(VectorServicer(settings, start_worker=False))
 
 
-def listed(stub) -> set[str]:  # type: ignore[no-untyped-def]
+def listed(stub: vector_pb2_grpc.VectorServiceStub) -> set[str]:
     return {
         r.repository for r in stub.GetVectorStats(vector_pb2.GetVectorStatsRequest(), timeout=30).repositories
     }
 
 
 def test_a_repository_deleted_while_it_is_opened_is_skipped(
-    two_repos, monkeypatch: pytest.MonkeyPatch
-) -> None:  # type: ignore[no-untyped-def]
+    two_repos: vector_pb2_grpc.VectorServiceStub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     real_read = store.read_table
 
-    def read_while_deleted(generation: Path):  # type: ignore[no-untyped-def]
+    def read_while_deleted(generation: Path) -> tuple[TableMeta, dict[int, ChunkMeta]]:
         if generation.parent.name == "cut":  # a DeleteRepository lands between CURRENT's read and the open
             SnapshotDir(generation.parent).delete()
         return real_read(generation)
@@ -446,8 +458,10 @@ def test_a_repository_deleted_while_it_is_opened_is_skipped(
     assert e.value.code() == grpc.StatusCode.NOT_FOUND
 
 
-def test_a_broken_index_is_still_an_error(two_repos, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
-    def broken(root: Path, *args):  # type: ignore[no-untyped-def]
+def test_a_broken_index_is_still_an_error(
+    two_repos: vector_pb2_grpc.VectorServiceStub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(root: Path, *args: object) -> NoReturn:
         raise ValueError("truncated vector table")
 
     monkeypatch.setattr(service, "RepoIndex", broken)

@@ -4,7 +4,6 @@ per query, and the embedding cache shared between data homes. Real models, real 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import textwrap
 import threading
 import time
@@ -14,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from codesearch.config import Settings
-from codesearch.v1 import vector_pb2
+from codesearch.v1 import vector_pb2, vector_pb2_grpc
 from codesearch.vector import tiers
 from codesearch.vector.doc_text import DEFAULT_VARIANT, doc_text
 from codesearch.vector.embedder import Embedder
@@ -27,17 +26,9 @@ from codesearch.vector.static_model import (
     static_model_id,
 )
 
+from tests.vector import test_vector_service as _service_tests  # its corpus, helpers and the fixture serve
+from tests.vector.test_vector_service import Serve
 
-def _sibling(name: str):  # type: ignore[no-untyped-def]
-    """A module beside this one (the tests are not a package): the corpus and helpers of the service tests."""
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_service_tests = _sibling("test_vector_service")
 CORPUS, QUERIES = _service_tests.CORPUS, _service_tests.QUERIES
 corpus_files, indexed_file, update = (
     _service_tests.corpus_files,
@@ -69,7 +60,9 @@ def wait_idle(servicer: VectorServicer, repo: str) -> None:
     assert asyncio.run(servicer.wait_idle(repo, timeout=600))
 
 
-def search(stub, query: str, limit: int = 3) -> vector_pb2.VectorSearchResponse:  # type: ignore[no-untyped-def]
+def search(
+    stub: vector_pb2_grpc.VectorServiceStub, query: str, limit: int = 3
+) -> vector_pb2.VectorSearchResponse:
     return stub.VectorSearch(vector_pb2.VectorSearchRequest(repositories=["demo"], text=query, limit=limit))
 
 
@@ -136,7 +129,9 @@ def test_a_tiny_transformer_is_distilled_offline(tmp_path: Path) -> None:
     assert not vecs[2].any()  # only unknown tokens: a zero vector, which matches nothing
 
 
-def test_searchable_semantically_right_after_indexing(settings: Settings, serve, static_ready) -> None:
+def test_searchable_semantically_right_after_indexing(
+    settings: Settings, serve: Serve, static_ready: None
+) -> None:
     servicer = VectorServicer(settings, start_worker=False)  # no background work at all
     stub = serve(servicer)
     resp = update(stub, "demo", corpus_files(), replace_all=True)
@@ -157,7 +152,7 @@ def test_searchable_semantically_right_after_indexing(settings: Settings, serve,
 
 
 def test_transformer_takes_over_and_a_query_never_mixes_tiers(
-    settings: Settings, serve, static_ready
+    settings: Settings, serve: Serve, static_ready: None
 ) -> None:
     servicer = VectorServicer(settings)
     stub = serve(servicer)
@@ -195,7 +190,11 @@ def test_transformer_takes_over_and_a_query_never_mixes_tiers(
         emb = static if resp.tier == "static" else transformer
         boosted = resp.query_boosted
         assert resp.query_encoder == emb.model_id or (boosted and resp.tier == "static"), resp.query_encoder
-        q = servicer.booster.encode(query) if boosted else emb.encode_query(query)
+        if boosted:
+            assert servicer.booster is not None
+            q = servicer.booster.encode(query)
+        else:
+            q = emb.encode_query(query)
         for h in resp.hits:
             doc = emb.encode_documents([texts[(h.location.path, h.location.start_line)]])[0]
             assert h.score == pytest.approx(float(q @ doc), abs=2e-3), (resp.tier, h.location.path)
@@ -220,7 +219,7 @@ def test_the_default_embedding_cache_is_one_per_machine_in_the_model_cache(
 
 
 def test_the_embedding_cache_spares_a_second_home_all_model_work(
-    settings: Settings, serve, static_ready, tmp_path: Path
+    settings: Settings, serve: Serve, static_ready: None, tmp_path: Path
 ) -> None:
     shared = replace(settings, embedding_cache=str(tmp_path / "shared-embeddings.sqlite"))
     first = VectorServicer(shared)
@@ -238,7 +237,7 @@ def test_the_embedding_cache_spares_a_second_home_all_model_work(
     assert search(stub2, "how are retries with exponential backoff done").tier == "transformer"
 
 
-def test_static_only_tier(settings: Settings, serve, static_ready) -> None:
+def test_static_only_tier(settings: Settings, serve: Serve, static_ready: None) -> None:
     servicer = VectorServicer(replace(settings, vector_tiers="static"))
     stub = serve(servicer)
     assert update(stub, "demo", corpus_files(), replace_all=True).pending == 0
@@ -249,7 +248,7 @@ def test_static_only_tier(settings: Settings, serve, static_ready) -> None:
 
 
 def test_a_static_only_leg_answers_plain_until_the_transformer_loads_then_boosted(
-    settings: Settings, serve, static_ready
+    settings: Settings, serve: Serve, static_ready: None
 ) -> None:
     static_only = replace(settings, vector_tiers="static", static_query_weight=0.5)
     servicer = VectorServicer(static_only, start_worker=False)  # the transformer is not loaded yet
@@ -296,6 +295,7 @@ def test_a_static_only_leg_answers_plain_until_the_transformer_loads_then_booste
     # Weight 0 turns the boost off: the plain static query, nothing pending.
     off = VectorServicer(replace(static_only, static_query_weight=0.0), start_worker=False)
     try:
+        assert off.booster is not None
         assert not off.booster.pending and off.booster.off_reason.startswith("off")
         assert off.booster.state == "plain: off (CODESEARCH_STATIC_QUERY_WEIGHT is 0)"
     finally:

@@ -4,13 +4,13 @@ definitions and calls, and keeps length and lines; the forms the grammar already
 from __future__ import annotations
 
 import pytest
-from codesearch.common.parsing import extract
+from codesearch.common.parsing import Extraction, extract
 from codesearch.common.parsing.cpp_gaps import rewrite_cpp_gaps
 from codesearch.common.parsing.macros import collect
 from codesearch.common.parsing.preprocess import blank_macros
 
 
-def _extract_clean(src: str, path: str = "a.cc"):  # type: ignore[no-untyped-def]
+def _extract_clean(src: str, path: str = "a.cc") -> Extraction:
     e = extract(path, "cpp", src.encode())
     assert e is not None and e.error_count == 0, src
     return e

@@ -11,6 +11,8 @@ from codesearch.orchestrator.ranking.adaptive import decisive, keyword_coverage
 from codesearch.server import registrars
 from codesearch.v1 import common_pb2, search_pb2, search_pb2_grpc, vector_pb2, vector_pb2_grpc
 
+from tests.fixture_types import StartServer
+
 RETRY_PY = '''"""Network helpers."""
 
 
@@ -34,7 +36,7 @@ def parse_header(line):
 '''
 
 
-def hit(snippet: str, leg: int = common_pb2.LEG_KEYWORD) -> common_pb2.Hit:
+def hit(snippet: str, leg: common_pb2.Leg = common_pb2.LEG_KEYWORD) -> common_pb2.Hit:
     return common_pb2.Hit(snippet=snippet, leg_scores=[common_pb2.LegScore(leg=leg, rank=0, score=1.0)])
 
 
@@ -55,7 +57,7 @@ def test_only_meaning_intents_adapt() -> None:
 
 
 def test_a_quoted_docstring_skips_the_vector_leg_and_a_paraphrase_uses_it(
-    tmp_path: Path, start_server
+    tmp_path: Path, start_server: StartServer
 ) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()

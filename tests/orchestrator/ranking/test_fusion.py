@@ -7,7 +7,7 @@ from codesearch.orchestrator.ranking.fusion import fuse, fuse_scores, fuses_scor
 from codesearch.v1 import common_pb2, search_pb2
 
 
-def hit(path: str, start: int, end: int, leg: int, score: float) -> common_pb2.Hit:
+def hit(path: str, start: int, end: int, leg: common_pb2.Leg, score: float) -> common_pb2.Hit:
     loc = common_pb2.Location(repository="r", path=path, start_line=start, end_line=end)
     return common_pb2.Hit(
         location=loc, score=score, leg_scores=[common_pb2.LegScore(leg=leg, rank=0, score=score)]

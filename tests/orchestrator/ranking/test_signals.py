@@ -28,7 +28,7 @@ def hit(path: str, start: int, end: int, symbol: str = "", snippet: str = "") ->
     return common_pb2.Hit(location=loc, symbol=symbol, snippet=snippet, score=1.0)
 
 
-def fused(*hits: common_pb2.Hit):
+def fused(*hits: common_pb2.Hit) -> list[FusedHit]:
     # Two lists (the second empty) so scores are RRF scores, as in a routed search with several legs.
     return fuse([(common_pb2.LEG_KEYWORD, 1.0, list(hits)), (common_pb2.LEG_VECTOR, 1.0, [])], 60.0)
 
@@ -47,7 +47,7 @@ def rank(
     return recipe.rank(cands, parsed, definitions, p)
 
 
-def paths(ranked) -> list[str]:
+def paths(ranked: Sequence[FusedHit]) -> list[str]:
     return [f"{f.hit.location.path}:{f.hit.location.start_line}" for f in ranked]
 
 
@@ -105,7 +105,7 @@ def test_names_in_a_sentence_count_as_much_but_not_in_a_long_description() -> No
         p=p,
     )
 
-    def factor(ranked) -> float:
+    def factor(ranked: Sequence[FusedHit]) -> float:
         return next(f for f in ranked if f.boosts).boosts[0].factor
 
     assert factor(whole) == factor(inside) > 1.0
