@@ -153,6 +153,7 @@ TRAINING_MODULES = (
     "codesearch.eval.confidence_fit",
     "codesearch.eval.confidence_candidates",
     "codesearch.eval.learnt_rank",
+    "codesearch.bench.vector_quality",
 )
 
 

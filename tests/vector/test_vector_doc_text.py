@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-from codesearch.vector.doc_text import VARIANTS, doc_text, path_words, split_identifier
+from codesearch.vector.doc_text import MAX_DOC_CHARS, doc_text, path_words, split_identifier
 
 METHOD = '''@retry_on(IOError)
 def fetchRemoteConfig(self, url, timeout=5):
@@ -30,11 +29,7 @@ def test_path_words() -> None:
 
 def test_structured_puts_header_signature_and_docstring_first() -> None:
     text = doc_text(
-        "settings/remote_loader.py",
-        METHOD,
-        ["ConfigStore", "fetchRemoteConfig"],
-        "fetchRemoteConfig",
-        "structured",
+        "settings/remote_loader.py", METHOD, ["ConfigStore", "fetchRemoteConfig"], "fetchRemoteConfig"
     )
     lines = text.splitlines()
     assert lines[0] == "settings remote loader | config store fetch remote config"
@@ -45,18 +40,14 @@ def test_structured_puts_header_signature_and_docstring_first() -> None:
     assert lines[-1] == "return json.loads(response.body)"
 
 
-def test_variants_and_truncation() -> None:
-    assert doc_text("a.py", METHOD, [], "", "raw") == METHOD
-    assert doc_text("pkg/a.py", METHOD, [], "", "header").startswith("pkg a\n@retry_on")
+def test_truncation() -> None:
     long = "x = 1\n" * 5000
-    assert all(len(doc_text("a.py", long, [], "", v)) <= 2000 for v in VARIANTS)
-    with pytest.raises(ValueError):
-        doc_text("a.py", METHOD, [], "", "nope")
+    assert len(doc_text("a.py", long)) == MAX_DOC_CHARS
 
 
 def test_other_languages_keep_leading_comments() -> None:
     go = "// Haversine returns the great-circle distance.\nfunc Haversine(a, b float64) float64 {\n\treturn a\n}"
-    lines = doc_text("geo/distance.go", go, [], "Haversine", "structured").splitlines()
+    lines = doc_text("geo/distance.go", go, [], "Haversine").splitlines()
     assert lines[0] == "geo distance | haversine"
     assert lines[1] == "func Haversine(a, b float64) float64 {"
     assert lines[2] == "Haversine returns the great-circle distance."

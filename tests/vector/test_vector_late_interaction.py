@@ -10,7 +10,7 @@ import pytest
 from codesearch.config import ConfigError, Settings
 from codesearch.v1 import vector_pb2
 from codesearch.vector import late_interaction, tiers
-from codesearch.vector.doc_text import DEFAULT_VARIANT, doc_text
+from codesearch.vector.doc_text import doc_text
 from codesearch.vector.late_interaction import texts_f1
 from codesearch.vector.service import VectorServicer
 from codesearch.vector.static_model import StaticEncoder, document_head
@@ -99,7 +99,7 @@ def test_the_leg_rescores_its_candidates_and_says_so(
     )  # the same candidates, re-scored
     assert [h.score for h in after.hits] == sorted((h.score for h in after.hits), reverse=True)
     texts = {
-        (c.path, c.start_line): doc_text(c.path, c.text, list(c.breadcrumb), c.symbol, DEFAULT_VARIANT)
+        (c.path, c.start_line): doc_text(c.path, c.text, list(c.breadcrumb), c.symbol)
         for f in corpus_files()
         for c in f.chunks
     }
@@ -146,7 +146,7 @@ def test_the_transformer_tiers_candidates_are_rescored_with_the_static_tokens(
     static, transformer = servicer.embedders["static"], servicer.embedders["transformer"]
     assert out.tier == "transformer" and out.rescored_by.endswith(f"over {static.model_id} at weight 1")
     texts = {
-        (c.path, c.start_line): doc_text(c.path, c.text, list(c.breadcrumb), c.symbol, DEFAULT_VARIANT)
+        (c.path, c.start_line): doc_text(c.path, c.text, list(c.breadcrumb), c.symbol)
         for f in corpus_files()
         for c in f.chunks
     }

@@ -15,7 +15,7 @@ import pytest
 from codesearch.config import Settings
 from codesearch.v1 import vector_pb2, vector_pb2_grpc
 from codesearch.vector import tiers
-from codesearch.vector.doc_text import DEFAULT_VARIANT, doc_text
+from codesearch.vector.doc_text import doc_text
 from codesearch.vector.embedder import Embedder
 from codesearch.vector.query_boost import BOOSTED_MARK
 from codesearch.vector.service import VectorServicer
@@ -161,9 +161,7 @@ def test_transformer_takes_over_and_a_query_never_mixes_tiers(
     texts = {}
     for f in corpus_files():
         for c in f.chunks:
-            texts[(c.path, c.start_line)] = doc_text(
-                c.path, c.text, list(c.breadcrumb), c.symbol, DEFAULT_VARIANT
-            )
+            texts[(c.path, c.start_line)] = doc_text(c.path, c.text, list(c.breadcrumb), c.symbol)
     query = "how are retries with exponential backoff done"
     seen: list[vector_pb2.VectorSearchResponse] = []
     stop = threading.Event()
@@ -284,7 +282,7 @@ def test_a_static_only_leg_answers_plain_until_the_transformer_loads_then_booste
     # One consistent tier: every score is the boosted query's cosine with the chunk's static vector.
     q = servicer.booster.encode(query)
     texts = {
-        (c.path, c.start_line): doc_text(c.path, c.text, list(c.breadcrumb), c.symbol, DEFAULT_VARIANT)
+        (c.path, c.start_line): doc_text(c.path, c.text, list(c.breadcrumb), c.symbol)
         for f in corpus_files()
         for c in f.chunks
     }

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from codesearch.bench.vector_quality import units_of
+from codesearch.bench.vector import units_of
 from codesearch.config import DEFAULT_STATIC_QUERY_WEIGHT, Settings
 from codesearch.orchestrator.plan import LEG_DEPTH  # the candidates `semantic` mode re-scores
 from codesearch.vector import tiers

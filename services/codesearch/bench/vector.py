@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import argparse
+import ast
 import tempfile
 import time
 from pathlib import Path
@@ -24,6 +25,7 @@ from codesearch.vector import tier_index as store
 DIMS = 384  # all-MiniLM-L6-v2
 QUERIES = 200  # enough for a stable recall estimate and p50
 SEED = 0
+WINDOW_LINES = 60  # the eval baseline's window size, for files without definitions
 
 
 def unit(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -102,9 +104,39 @@ def bench_crossover() -> None:
         print(f"| {n:,} | {a:.3f} | {b:.3f} | {c:.3f} |")
 
 
-def corpus_units(limit: int, corpus: Path) -> list[tuple[str, int, int, list[str], str, str]]:
-    from codesearch.bench.vector_quality import units_of
+def units_of(rel: str, corpus: Path) -> list[tuple[int, int, list[str], str, str]]:
+    """(start, end, breadcrumb, symbol, text) per definition of a Python file of the corpus: module-level functions
+    and classes, and methods, cut with Python's ast; WINDOW_LINES windows for a file without definitions."""
+    src = (corpus / rel).read_text(encoding="utf-8", errors="replace")
+    lines = src.splitlines()
+    out: list[tuple[int, int, list[str], str, str]] = []
 
+    def add(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, crumbs: list[str]) -> None:
+        start = min([d.lineno for d in node.decorator_list] + [node.lineno])
+        end = node.end_lineno or node.lineno
+        out.append((start, end, crumbs, crumbs[-1], "\n".join(lines[start - 1 : end])))
+
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        tree = ast.Module(body=[], type_ignores=[])
+    defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    for node in tree.body:
+        if isinstance(node, defs):
+            add(node, [node.name])
+            if isinstance(node, ast.ClassDef):
+                for sub in node.body:
+                    if isinstance(sub, defs):
+                        add(sub, [node.name, sub.name])
+    if not out:
+        for i in range(0, len(lines), WINDOW_LINES):
+            text = "\n".join(lines[i : i + WINDOW_LINES])
+            if text.strip():
+                out.append((i + 1, min(len(lines), i + WINDOW_LINES), [], "", text))
+    return out
+
+
+def corpus_units(limit: int, corpus: Path) -> list[tuple[str, int, int, list[str], str, str]]:
     out = []
     for f in sorted(str(p.relative_to(corpus)) for p in corpus.rglob("*.py")):
         out += [(f, *u) for u in units_of(f, corpus)]
@@ -150,7 +182,6 @@ def _timed(fn) -> float:
 
 
 def bench_reindex(files: int, corpus: Path) -> None:
-    from codesearch.bench.vector_quality import units_of
     from codesearch.common.index_update import IndexBatch
     from codesearch.config import Settings
     from codesearch.v1 import common_pb2

@@ -1,15 +1,10 @@
 """The text the embedding model reads for one chunk.
 
-The model sees only ~256 word pieces (~20 lines of code), so what comes first decides what the vector means.
-Variants, measured by bench/vector_quality.py (40 seeded semantic-dev queries, 3,024 definition units of their 38
-gold files + 5 distractor files; MRR@10 / hit@1 / hit@10): raw 0.434 / 0.300 / 0.700, header 0.433 / 0.325 /
-0.700, structured 0.429 / 0.300 / 0.675. The differences are within noise at 40 queries; the real lever was
-embedding definition-level units instead of 60-line windows.
-
-- raw:        the chunk text as-is (the baseline).
-- header:     path words and breadcrumb/symbol, then the chunk text.
-- structured: header, signature, docstring/leading comment, identifier words (camelCase/snake_case split),
-              then the body with blank lines and indentation squeezed, truncated.
+The model sees only ~256 word pieces (~20 lines of code), so what comes first decides what the vector means: path
+words and breadcrumb/symbol, signature, docstring/leading comment, identifier words (camelCase/snake_case split),
+then the body with blank lines and indentation squeezed, truncated.
+The raw and header variants tied within noise (MRR@10 raw 0.434, header 0.433, structured 0.429 on 40
+semantic-dev queries) and were deleted; see services/RESULTS.md.
 """
 
 from __future__ import annotations
@@ -19,9 +14,6 @@ import re
 
 from codesearch.common.text import CODE_STOPWORDS, IDENTIFIER, split_identifier
 
-VARIANTS = ("raw", "header", "structured")
-# Variants tied within noise on a 40-query sample (bench/vector_quality.py); the full-corpus figures used this one.
-DEFAULT_VARIANT = "structured"
 MAX_DOC_CHARS = 2000  # ~2-3x what 256 word pieces cover: the tokenizer truncates the rest anyway
 MAX_IDENT_WORDS = 40  # enough to name what the body touches without crowding out the body itself
 MAX_DOC_LINES = 6  # the first lines of a docstring carry its summary; the rest is parameters and examples
@@ -111,22 +103,9 @@ def _ident_words(text: str) -> list[str]:
     return list(seen)
 
 
-def doc_text(
-    path: str,
-    text: str,
-    breadcrumb: list[str] | None = None,
-    symbol: str = "",
-    variant: str = DEFAULT_VARIANT,
-) -> str:
+def doc_text(path: str, text: str, breadcrumb: list[str] | None = None, symbol: str = "") -> str:
     """The string to embed for one chunk."""
-    breadcrumb = list(breadcrumb or [])
-    if variant == "raw":
-        return text[:MAX_DOC_CHARS]
-    header = _header(path, breadcrumb, symbol)
-    if variant == "header":
-        return f"{header}\n{text}"[:MAX_DOC_CHARS]
-    if variant != "structured":
-        raise ValueError(f"unknown doc text variant {variant!r}; use one of {', '.join(VARIANTS)}")
+    header = _header(path, list(breadcrumb or []), symbol)
     sig, doc, body = _split_signature_doc(text.splitlines())
     words = _ident_words("\n".join(sig + body))  # code names only: the docstring is already in
     squeezed = [ln.strip() for ln in body if ln.strip()]

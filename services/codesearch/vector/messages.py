@@ -70,7 +70,6 @@ def add_repository_stats(
     tiers: tuple[str, ...],
     usable: list[str],
     disk: int,
-    doc_variant: str,
     static_query: str = "",
 ) -> None:
     """One repository's rows in GetVectorStats: its progress per tier, which tier answers it, and (where the
@@ -96,7 +95,7 @@ def add_repository_stats(
             items=len(r.rows),
             disk_bytes=disk,
             index_version=r.index_version,
-            detail=f"answers from {answers or 'no tier yet'} ({tiers_text}), doc text {doc_variant}"
+            detail=f"answers from {answers or 'no tier yet'} ({tiers_text})"
             + (f", static queries {static_query}" if static_query and answers == vtiers.STATIC else ""),
             pending=r.pending,
         )

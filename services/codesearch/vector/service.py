@@ -35,7 +35,6 @@ from codesearch.config import Settings
 from codesearch.v1 import vector_pb2, vector_pb2_grpc
 from codesearch.vector import messages
 from codesearch.vector import tiers as vtiers
-from codesearch.vector.doc_text import DEFAULT_VARIANT
 from codesearch.vector.embedder import Embedder, ModelUnavailable
 from codesearch.vector.embedding_cache import EmbeddingCache
 from codesearch.vector.foreground import Foreground
@@ -55,9 +54,7 @@ WAIT_IDLE_POLL_S = 0.05  # wait_idle() polling period
 
 
 class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
-    def __init__(
-        self, settings: Settings, doc_variant: str = DEFAULT_VARIANT, start_worker: bool = True
-    ) -> None:
+    def __init__(self, settings: Settings, start_worker: bool = True) -> None:
         self.settings = settings
         self.dir: Path = settings.service_dir(SERVICE)
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -71,7 +68,6 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         self.booster = query_booster(settings, static) if static is not None else None
         self.late = LateInteraction(settings.late_interaction_weight, static)
         self.cache = EmbeddingCache(settings.embedding_cache_file())
-        self.doc_variant = doc_variant
         self._repos: dict[str, RepoIndex] = {}
         self._repos_lock = threading.Lock()
         self._write_locks = WriteLocks()
@@ -97,7 +93,7 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
             r = self._repos.get(name)
             if r is None:
                 with opening(SnapshotDir(self._root(name)), f"repository {name!r} has no vector index"):
-                    r = RepoIndex(self._root(name), name, self.model_ids, self.doc_variant)
+                    r = RepoIndex(self._root(name), name, self.model_ids)
                 if not r.exists and not create:
                     raise not_found(f"repository {name!r} has no vector index")
                 self._repos[name] = r
@@ -363,7 +359,7 @@ class VectorServicer(vector_pb2_grpc.VectorServiceServicer):
         static_query = self.booster.state if self.booster is not None else ""
         for r in repos:
             disk = await asyncio.to_thread(r.disk_bytes)
-            messages.add_repository_stats(resp, r, self.tiers, usable, disk, self.doc_variant, static_query)
+            messages.add_repository_stats(resp, r, self.tiers, usable, disk, static_query)
         return resp
 
     @rpc

@@ -33,7 +33,7 @@ from codesearch.vector.chunk_table import (
     snippet,
     write_table,
 )
-from codesearch.vector.doc_text import DEFAULT_VARIANT, doc_text
+from codesearch.vector.doc_text import doc_text
 from codesearch.vector.embedding_cache import EmbeddingCache, text_hash
 from codesearch.vector.tier_index import (
     HNSW_EXPANSION_ADD,
@@ -64,11 +64,8 @@ class RepoIndex:
     `lock` guards the live state (rows, tiers, generation) and is held only briefly; `update_lock` serialises
     updates, whose embedding may take seconds while searches go on."""
 
-    def __init__(
-        self, root: Path, repository: str, model_ids: Mapping[str, str], doc_variant: str = DEFAULT_VARIANT
-    ) -> None:
+    def __init__(self, root: Path, repository: str, model_ids: Mapping[str, str]) -> None:
         self.repository = repository
-        self.doc_variant = doc_variant
         self.snap = SnapshotDir(root)
         self.lock = threading.RLock()
         self.update_lock = threading.Lock()
@@ -151,7 +148,7 @@ class RepoIndex:
             for f in batch.files:
                 block = []
                 for c in sent_chunks(f):
-                    dt = doc_text(c.path, c.text, c.breadcrumb, c.symbol, self.doc_variant)
+                    dt = doc_text(c.path, c.text, c.breadcrumb, c.symbol)
                     dh = text_hash(dt)
                     key = by_ident.pop((c.path, c.start_line, c.end_line, dh), None)
                     if key is None:
