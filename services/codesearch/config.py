@@ -116,6 +116,8 @@ class Settings:
     allowed_roots: tuple[Path, ...] = ()
     # Threads torch may use for embedding and reranking.
     torch_threads: int = 0
+    # Processes that parse and chunk files while indexing; 0 means one per usable core, 1 parses in this process.
+    index_workers: int = 0
     # Shard addresses, each hosting the keyword, vector and graph legs of its repositories; empty = no sharding.
     shards: tuple[str, ...] = ()
     # Bearer token every RPC must carry (health and reflection excepted); "" disables authentication.
@@ -164,6 +166,7 @@ class Settings:
             model_cache=model_cache_dir(e),
             allowed_roots=roots,
             torch_threads=_number(e, "CODESEARCH_TORCH_THREADS", 0, int),
+            index_workers=_count(e, "CODESEARCH_INDEX_WORKERS"),
             shards=tuple(a.strip() for a in e.get("CODESEARCH_SHARDS", "").split(",") if a.strip()),
             auth_token=_auth_token(e),
             tls_cert=e.get("CODESEARCH_TLS_CERT", ""),
@@ -208,6 +211,14 @@ def _number(e: Mapping[str, str], name: str, default: N, kind: Callable[[str], N
         raise ConfigError(
             f"{name} must be {'a whole number' if kind is int else 'a number'}, got {raw!r}"
         ) from None
+
+
+def _count(e: Mapping[str, str], name: str) -> int:
+    """A whole number >= 0 from the environment (unset: 0), or a plain error naming the variable."""
+    value = _number(e, name, 0, int)
+    if value < 0:
+        raise ConfigError(f"{name} must be a whole number >= 0 (0: one per core), got {e.get(name)!r}")
+    return value
 
 
 def _weight(e: Mapping[str, str], name: str, default: float) -> float:

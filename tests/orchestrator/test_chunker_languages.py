@@ -5,7 +5,7 @@ from __future__ import annotations
 from codesearch.common.languages import ProjectHint
 from codesearch.common.parsing.wire import from_message
 from codesearch.graph.store import inputs_from_update
-from codesearch.orchestrator.indexer import graph_file, index_file
+from codesearch.orchestrator.indexed_file import graph_file, index_file
 from codesearch.v1 import common_pb2
 
 

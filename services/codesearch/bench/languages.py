@@ -43,7 +43,7 @@ from codesearch.graph.store import (
     parse_files,
 )
 from codesearch.orchestrator.chunker import chunk_lines
-from codesearch.orchestrator.indexer import graph_file, index_file
+from codesearch.orchestrator.indexed_file import graph_file, index_file
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_ROOT = REPO_ROOT.parent / "shared" / "eval" / "polyglot"

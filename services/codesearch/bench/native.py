@@ -176,7 +176,7 @@ def bench_bm25(files: list[tuple[str, bytes]], dest: Path) -> None:
     """The tantivy side of the keyword index over the same corpus: chunking (graph parse) and the BM25 build."""
     from codesearch.keyword.bm25 import write
     from codesearch.keyword.store import chunk_docs
-    from codesearch.orchestrator.indexer import make_indexed_file
+    from codesearch.orchestrator.indexed_file import make_indexed_file
 
     lines = sum(data.count(b"\n") for _, data in files)
     chunk_s, indexed = timed(lambda: [make_indexed_file("bench", path, data) for path, data in files])

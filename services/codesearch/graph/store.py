@@ -44,6 +44,10 @@ CREATE TABLE IF NOT EXISTS calls(id INTEGER PRIMARY KEY, file_id INTEGER, caller
 CREATE TABLE IF NOT EXISTS call_targets(call_id INTEGER, def_id INTEGER);
 CREATE TABLE IF NOT EXISTS imports(id INTEGER PRIMARY KEY, file_id INTEGER, module TEXT, line INTEGER,
   level INTEGER, name TEXT, alias TEXT, kind TEXT, target_file_id INTEGER);
+"""
+# Made after a fresh database's rows are in: building an index once is cheaper than keeping it up to date row by
+# row (the standard library's full build 1.21-1.32 -> 1.08-1.15 s, 16.2 -> 15.7 MB; the same rows and statistics).
+INDEXES = """
 CREATE INDEX IF NOT EXISTS defs_name ON defs(name);
 CREATE INDEX IF NOT EXISTS defs_lname ON defs(lower(name));
 CREATE INDEX IF NOT EXISTS defs_qname ON defs(qname);
@@ -76,13 +80,19 @@ class FileInput:
     extraction: Extraction | None = field(default=None)
 
 
-def connect_writable(path: Path) -> sqlite3.Connection:
+def connect_writable(path: Path, indexes: bool = True) -> sqlite3.Connection:
+    """A connection to a private copy; `indexes=False` leaves the indexes for `add_indexes` (a fresh database)."""
     conn = sqlite3.connect(path, isolation_level=None)
     # The database is a private copy until SnapshotDir.commit fsyncs and publishes it.
     conn.execute("PRAGMA journal_mode=OFF")
     conn.execute("PRAGMA synchronous=OFF")
-    conn.executescript(SCHEMA)
+    conn.executescript(SCHEMA + (INDEXES if indexes else ""))
     return conn
+
+
+def add_indexes(conn: sqlite3.Connection) -> None:
+    for statement in INDEXES.strip().splitlines():  # executescript would end the open transaction
+        conn.execute(statement)
 
 
 def connect_readonly(path: Path) -> sqlite3.Connection:
@@ -121,12 +131,13 @@ def build_generation(
     index_version: int,
 ) -> UpdateStats:
     """Writes the next generation's database at new_db from previous_db plus the update."""
-    if previous_db is not None and previous_db.exists() and not replace_all:
+    fresh = previous_db is None or not previous_db.exists() or replace_all
+    if previous_db is not None and not fresh:
         shutil.copyfile(previous_db, new_db)
-    conn = connect_writable(new_db)
+    conn = connect_writable(new_db, indexes=not fresh)
     try:
         conn.execute("BEGIN")
-        stats = _apply(conn, files, deleted_paths, replace_all)
+        stats = _apply(conn, files, deleted_paths, replace_all, indexed=not fresh)
         conn.execute("INSERT OR REPLACE INTO meta VALUES('index_version', ?)", (str(index_version),))
         conn.execute("COMMIT")
         conn.execute("ANALYZE")
@@ -157,8 +168,13 @@ def _delete_files(conn: sqlite3.Connection, file_ids: list[int]) -> set[str]:
 
 
 def _apply(
-    conn: sqlite3.Connection, files: list[FileInput], deleted_paths: list[str], replace_all: bool
+    conn: sqlite3.Connection,
+    files: list[FileInput],
+    deleted_paths: list[str],
+    replace_all: bool,
+    indexed: bool = True,
 ) -> UpdateStats:
+    """Applies an update; a database made without its indexes (`indexed=False`) gets them once its rows are in."""
     stats = UpdateStats()
     existing = {p: (fid, h) for fid, p, h in conn.execute("SELECT id, path, hash FROM files")}
     incoming = {f.path: f for f in files}  # the last version of a path in the stream wins
@@ -210,6 +226,8 @@ def _apply(
         if posixpath.basename(p) == "go.mod" and p not in incoming:
             conn.execute("DELETE FROM meta WHERE key = ?", ("gomod:" + posixpath.dirname(p),))
 
+    if not indexed:
+        add_indexes(conn)
     changed_imports = _resolve_imports(conn)
     ctx = _call_context(conn)
     if replace_all:

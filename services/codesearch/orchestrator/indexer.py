@@ -23,13 +23,14 @@ from codesearch.common.errors import ServiceError, check_repo_name, failed_preco
 from codesearch.common.index_update import update_messages
 from codesearch.common.languages import ProjectHint, detect_language, is_header
 from codesearch.common.metrics import files_indexed, index_runs
-from codesearch.common.parsing import extract, uses_macros
-from codesearch.common.parsing.wire import to_message
+from codesearch.common.parsing import uses_macros
 from codesearch.common.sources import Source, SourceFile
 from codesearch.common.sources.choose import default_name, open_source
 from codesearch.config import Settings
-from codesearch.orchestrator.chunker import chunk_lines, chunking_fingerprint
+from codesearch.orchestrator.chunker import chunking_fingerprint
+from codesearch.orchestrator.indexed_file import graph_file
 from codesearch.orchestrator.legs import LegClients
+from codesearch.orchestrator.parse_pool import FileParser, usable_cores
 from codesearch.orchestrator.registry import Registry, RepoRecord
 from codesearch.v1 import common_pb2, graph_pb2, keyword_pb2, search_pb2, vector_pb2
 
@@ -44,68 +45,10 @@ KEYWORD_FIRST_MAX_FILES = 64
 MAX_WARNINGS = 50  # warnings listed in progress; the count is always exact
 
 
-def index_file(
-    repository: str, rel_path: str, data: bytes, project: ProjectHint | None = None
-) -> tuple[common_pb2.IndexedFile, common_pb2.ParsedFile | None]:
-    """A file's chunks and its parse (None without a grammar), from one tree-sitter parse.
-
-    The chunks go to every leg; the parse goes to the graph leg, which then does not parse the file again.
-    """
-    language = detect_language(rel_path, data, project)
-    text = data.decode("utf-8", errors="replace")
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    parsed = extract(rel_path, language, data, project.macros if project is not None else None)
-    spans = chunk_lines(lines, list(parsed.definitions) if parsed is not None else [])
-    chunks = []
-    for s in spans:
-        chunk_text = "\n".join(lines[s.start_line - 1 : s.end_line])
-        chunks.append(
-            common_pb2.Chunk(
-                repository=repository,
-                path=rel_path,
-                start_line=s.start_line,
-                end_line=s.end_line,
-                language=language,
-                content_hash=hashlib.sha256(chunk_text.encode()).hexdigest(),
-                text=chunk_text,
-                breadcrumb=list(s.breadcrumb),
-                symbol=s.symbol,
-            )
-        )
-    indexed = common_pb2.IndexedFile(
-        path=rel_path,
-        language=language,
-        content_hash=hashlib.sha256(data).hexdigest(),
-        content=data,
-        chunks=chunks,
-    )
-    return indexed, (to_message(parsed) if parsed is not None else None)
-
-
 def _with_header_macros(project: ProjectHint, source: Source, files: list[SourceFile]) -> ProjectHint:
     """The project's attribute-like macros, from the `#define`s of its C-family headers (none: an empty table)."""
     headers = (source.read(wf)[0] for wf in files if is_header(wf.rel_path))
     return project.with_macros(data for data in headers if data is not None)
-
-
-def make_indexed_file(repository: str, rel_path: str, data: bytes) -> common_pb2.IndexedFile:
-    """The file as the keyword and vector legs receive it (chunks, no parse)."""
-    return index_file(repository, rel_path, data)[0]
-
-
-def graph_file(
-    indexed: common_pb2.IndexedFile, parsed: common_pb2.ParsedFile | None
-) -> common_pb2.IndexedFile:
-    """The file as the graph leg receives it: its bytes and its parse; it reads no chunks."""
-    return common_pb2.IndexedFile(
-        path=indexed.path,
-        language=indexed.language,
-        content_hash=indexed.content_hash,
-        content=indexed.content,
-        parsed=parsed,
-    )
 
 
 def check_root(path: str, settings: Settings) -> Path:
@@ -211,46 +154,66 @@ class Indexer:
         to_send: dict[str, common_pb2.IndexedFile] = {}  # path -> file, for files some leg lacks
         parses: dict[str, common_pb2.ParsedFile | None] = {}  # path -> its one parse, for the graph leg
         project = ProjectHint.from_paths(wf.rel_path for wf in listing.files)  # decides what a `.h` is
-        for i, wf in enumerate(listing.files):
-            known = _known_digest(wf, maybe_changed, leg_manifest, available)
-            if known is not None:
-                current[wf.rel_path] = known
-                run.progress.files_unchanged += 1
-                run.progress.files_done = i + 1
-                continue
-            data, reason = await asyncio.to_thread(run.source.read, wf)
-            run.progress.files_read += 1
-            if data is not None and not self.settings.index_secrets:  # issue 20: secrets stay out
-                secret = sensitive.secret_reason(wf.rel_path, data)
-                data, reason = (None, secret) if secret else (data, reason)
-            if data is None:
-                run.progress.files_skipped += 1
-                run.warn(f"{wf.rel_path}: skipped, {reason}")
-            else:
-                # The content and how it is cut: a new chunker re-chunks every file (vectors come from the cache).
-                digest = hashlib.sha256(chunking_fingerprint().encode() + b"\0" + data).hexdigest()
-                current[wf.rel_path] = digest
-                if any(leg_manifest[leg].get(wf.rel_path) != digest for leg in available):
-                    # The headers are read once, when the first C-family file is to be parsed: not on an
-                    # unchanged run, nor for a run that parses none.
-                    if project.macros is None and uses_macros(detect_language(wf.rel_path, data, project)):
-                        project = await asyncio.to_thread(
-                            _with_header_macros, project, run.source, listing.files
-                        )
-                    indexed, parses[wf.rel_path] = await asyncio.to_thread(
-                        index_file, run.name, wf.rel_path, data, project
-                    )
-                    to_send[wf.rel_path] = indexed
-                    run.progress.chunks += len(indexed.chunks)
-                    if manifests.get("keyword", {}).get(wf.rel_path) != digest or force_full:
-                        run.progress.files_changed += 1
+        knowns = [_known_digest(wf, maybe_changed, leg_manifest, available) for wf in listing.files]
+        parser = FileParser(self.settings.index_workers or usable_cores(), knowns.count(None))
+        parsing: set[asyncio.Future[None]] = set()  # files in the parser's hands, collected as they finish
+
+        async def parse(rel_path: str, data: bytes, project: ProjectHint) -> None:
+            indexed, parses[rel_path] = await parser.parse(run.name, rel_path, data, project)
+            to_send[rel_path] = indexed
+            run.progress.chunks += len(indexed.chunks)
+
+        async def collect(at_most: int) -> None:
+            """Waits until at most `at_most` files are still being parsed; a parse's error ends the run."""
+            nonlocal parsing
+            while len(parsing) > at_most:
+                done, parsing = await asyncio.wait(parsing, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    task.result()
+
+        try:
+            for i, (wf, known) in enumerate(zip(listing.files, knowns, strict=True)):
+                if known is not None:
+                    current[wf.rel_path] = known
+                    run.progress.files_unchanged += 1
+                    run.progress.files_done = i + 1
+                    continue
+                data, reason = await asyncio.to_thread(run.source.read, wf)
+                run.progress.files_read += 1
+                if data is not None and not self.settings.index_secrets:  # issue 20: secrets stay out
+                    secret = sensitive.secret_reason(wf.rel_path, data)
+                    data, reason = (None, secret) if secret else (data, reason)
+                if data is None:
+                    run.progress.files_skipped += 1
+                    run.warn(f"{wf.rel_path}: skipped, {reason}")
+                else:
+                    # The content and how it is cut: a new chunker re-chunks every file (vectors: the cache).
+                    digest = hashlib.sha256(chunking_fingerprint().encode() + b"\0" + data).hexdigest()
+                    current[wf.rel_path] = digest
+                    if any(leg_manifest[leg].get(wf.rel_path) != digest for leg in available):
+                        # The headers are read once, when the first C-family file is to be parsed: not on an
+                        # unchanged run, nor for a run that parses none.
+                        if project.macros is None and uses_macros(
+                            detect_language(wf.rel_path, data, project)
+                        ):
+                            project = await asyncio.to_thread(
+                                _with_header_macros, project, run.source, listing.files
+                            )
+                        parsing.add(asyncio.ensure_future(parse(wf.rel_path, data, project)))
+                        await collect(parser.max_in_flight)
+                        if manifests.get("keyword", {}).get(wf.rel_path) != digest or force_full:
+                            run.progress.files_changed += 1
+                        else:
+                            run.progress.files_unchanged += 1
                     else:
                         run.progress.files_unchanged += 1
-                else:
-                    run.progress.files_unchanged += 1
-            run.progress.files_done = i + 1
-            if (i + 1) % PROGRESS_EVERY_FILES == 0:
-                yield run.snapshot(search_pb2.INDEX_PHASE_INDEXING)
+                run.progress.files_done = i + 1
+                if (i + 1) % PROGRESS_EVERY_FILES == 0:
+                    yield run.snapshot(search_pb2.INDEX_PHASE_INDEXING)
+            await collect(0)
+        finally:
+            for task in parsing:  # the run failed or its caller left: stop what has not started
+                task.cancel()
         run.progress.files_deleted = len(set(manifests.get("keyword", {})) - set(current))
         yield run.snapshot(search_pb2.INDEX_PHASE_COMMITTING)
 
