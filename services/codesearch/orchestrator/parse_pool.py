@@ -9,6 +9,7 @@ than the objects they hold.
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import multiprocessing
 import multiprocessing.connection
@@ -29,6 +30,7 @@ MIN_FILES = 64
 # file, few enough that the files' bytes in flight stay small.
 IN_FLIGHT_PER_WORKER = 8
 
+log = logging.getLogger(__name__)
 _pool: ProcessPoolExecutor | None = None
 _pool_workers = 0
 _pool_lock = threading.Lock()
@@ -108,13 +110,18 @@ class FileParser:
     """Parses one run's files, in worker processes when the run is large enough, else in a thread."""
 
     def __init__(self, workers: int, files_to_parse: int) -> None:
-        self.pool = _pool_of(workers) if workers > 1 and files_to_parse >= MIN_FILES else None
+        self.pool: ProcessPoolExecutor | None = None
+        if workers > 1 and files_to_parse >= MIN_FILES:
+            try:
+                self.pool = _pool_of(workers)
+            except OSError as err:  # e.g. no writable /dev/shm for the pool's locks: parse here instead
+                log.warning("parse workers unavailable (%s); parsing in this process", err)
         self.max_in_flight = max(workers, 1) * IN_FLIGHT_PER_WORKER
 
     async def parse(
         self, repository: str, rel_path: str, data: bytes, project: ProjectHint | None
     ) -> ParsedPair:
-        """One file's chunks and parse; a worker that died is replaced by a thread for this file."""
+        """One file's chunks and parse; a worker that died or could not start is replaced by a thread."""
         pool = self.pool
         if pool is not None:
             loop = asyncio.get_running_loop()
@@ -122,7 +129,11 @@ class FileParser:
                 indexed_bytes, parsed_bytes = await loop.run_in_executor(
                     pool, _parse_serialised, repository, rel_path, data, project
                 )
-            except BrokenProcessPool:
+            except (
+                BrokenProcessPool,
+                OSError,
+            ) as err:  # index_file itself reads no file: OSError is the pool's
+                log.warning("parse workers failed (%s); parsing in this process", err)
                 _drop_broken(pool)
                 self.pool = None
             else:
