@@ -45,8 +45,14 @@ def _header(path: str, breadcrumb: list[str], symbol: str) -> str:
     if symbol and (not crumbs or crumbs[-1] != symbol):
         crumbs.append(symbol)
     if crumbs:
-        parts.append(" ".join(" ".join(split_identifier(c)) or c for c in crumbs))
+        parts.append(" ".join(_crumb_words(c) for c in crumbs))
     return " | ".join(p for p in parts if p)
+
+
+@functools.lru_cache(maxsize=IDENT_CACHE_SIZE)
+def _crumb_words(crumb: str) -> str:
+    """'HTTPServer' -> 'http server'; a crumb with no word stays as it is."""
+    return " ".join(split_identifier(crumb)) or crumb
 
 
 def _split_signature_doc(lines: list[str]) -> tuple[list[str], list[str], list[str]]:
