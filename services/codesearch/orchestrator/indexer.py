@@ -39,7 +39,7 @@ INDEXED_LEGS = ("keyword", "graph", "vector")  # legs that hold per-repository d
 LEG_UPDATE_TIMEOUT_S = 1800  # a whole large repository through one leg; the vector leg embeds after commit
 # A run that sends at most this many files (a watched save, a small commit delta) updates the keyword leg first,
 # then the graph and vector legs: on 2 shared cores the graph's update (0.6-3.6 s for one file of the standard
-# library) ran beside the keyword commit (0.4-1.7 s) and slowed it; bench/freshness.py measures the effect. A
+# library) ran beside the keyword commit (0.4-1.7 s) and slowed it (codesearch_lab/bench/freshness.py). A
 # larger run updates all legs at once, where overlapping them saves more than it costs.
 KEYWORD_FIRST_MAX_FILES = 64
 MAX_WARNINGS = 50  # warnings listed in progress; the count is always exact

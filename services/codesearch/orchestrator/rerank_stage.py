@@ -19,7 +19,7 @@ from codesearch.v1 import common_pb2, keyword_pb2, rerank_pb2, search_pb2
 # ce+lex, 40-line chunks, auto; MRR@10): concept 0.967 -> 0.980 (dev check half), paraphrases 0.233 / 0.274 ->
 # 0.261 / 0.276 (tune / check) at 20. An earlier model at 10 / 20 / 50: paraphrases 0.254 / 0.238 / 0.230
 # (tune), 0.236 / 0.238 / 0.236 (check): deeper reads more candidates the fused list already ranked low.
-# Cost on 2 cores, onnx backend, 128 tokens: ~0.65 s for 20 candidates (bench/rerank.py).
+# Cost on 2 cores, onnx backend, 128 tokens: ~0.65 s for 20 candidates (codesearch_lab/bench/rerank.py).
 RERANK_DEPTH = 20
 # The thorough preset reranks as deep: with the shipped model, depth 50 gave paraphrases 0.261 / 0.276 (tune /
 # check), the same as 20, for ~1.8 s instead of ~0.7 s per meaning query.

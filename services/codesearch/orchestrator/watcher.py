@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 
 # Quiet time that closes a batch of notifications: a saved file is in a batch ~this long after the save, and a
 # scripted burst has no gap this long inside it (tests/orchestrator/test_watcher.py: 2,000 files, one run).
-# Small beside the keyword leg's commit (~1 s for one file of the standard library, bench/freshness.py).
+# Small beside the keyword leg's commit (~1 s for one stdlib file, codesearch_lab/bench/freshness.py).
 QUIET_MS = 100
 # The longest a continuous stream of changes is held before a run starts anyway (the rest goes to the next).
 MAX_BATCH_MS = 5_000

@@ -1,9 +1,10 @@
 """The reranker's cross-encoder run by onnxruntime (backends "onnx" and "onnx-int8"), with no torch at all.
 
-The model folder is exported once with torch.onnx into the machine-wide model cache (common/models/onnx_export.py,
-kind "classifier") and tokenised straight from its tokenizer.json. fp32 computes torch's logits (max
-difference 2e-6 over 20 pairs at 128 tokens, measured); it is ~2x faster per call than torch on 2 cores
-(bench/rerank.py), and a process that only reranks never imports torch (~5 s and ~400 MiB less at start).
+The model folder is exported once with torch.onnx into the machine-wide model cache
+(common/models/onnx_export.py, kind "classifier") and tokenised straight from its tokenizer.json. fp32
+computes torch's logits (max difference 2e-6 over 20 pairs at 128 tokens, measured); it is ~2x faster per call
+than torch on 2 cores (codesearch_lab/bench/rerank.py), and a process that only reranks never imports torch
+(~5 s and ~400 MiB less at start).
 """
 
 from __future__ import annotations

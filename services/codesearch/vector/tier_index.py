@@ -20,10 +20,11 @@ from codesearch.vector import Index, MetricKind
 log = logging.getLogger(__name__)
 
 # Half-precision vectors (issue 45 item 3): 0.61x the index (stdlib static tier 24.5 -> 14.8 MB) with the same
-# answers' quality. `python -m codesearch.bench.vector_recall` on the stdlib's 18,823 static vectors, 300 real
+# answers' quality. `codesearch_lab.bench.vector_recall` on the stdlib's 18,823 static vectors, 300 real
 # queries, M=32/ef=128: recall@10 f32 0.991, f16 0.991, i8 0.956; recall@50 0.981 / 0.980 / 0.957. Through the
 # server, NDCG@10 on the 57 development repositories and the stdlib sets identical in every category (auto and
-# semantic); search p50 0.91-0.95x of f32's (bench.latency, same run). An index saved as f32 keeps its type.
+# semantic); search p50 0.91-0.95x of f32's (codesearch_lab.bench.latency, same run). An index saved as f32
+# keeps its type.
 INDEX_DTYPE = "f16"
 # Measured with 300 real queries (vector/bench_recall.py). On the stdlib's 19,016 real chunk embeddings:
 # M=16/ef=64 recall@10 0.952 (0.61 ms), M=16/ef=128 0.978 (0.80 ms), M=32/ef=128 0.981 (1.32 ms),

@@ -3,7 +3,7 @@ own address, from the server's event loop (as the orchestrator called its legs),
 `LocalChannel` (as it calls them now: common/local_rpc.py), against the same servicer method called directly on
 the same data, in the same run.
 
-    python -m codesearch.bench.latency_hop --corpus /tmp/corpus/cpython-lib [--queries dev-queries.jsonl]
+    python -m codesearch_lab.bench.latency_hop --corpus /tmp/corpus/cpython-lib [--queries dev-queries.jsonl]
 
 The corpus is indexed (keyword leg only) into a temporary data directory first. Prints p50 wall time and the
 process's CPU time per call for each way, their ratios to the direct call, and whether every answer was the same
@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
-
 from codesearch.common.aio_thread import ThreadedServer
 from codesearch.common.local_rpc import LocalChannel, LocalServices, local_services
 from codesearch.config import Settings

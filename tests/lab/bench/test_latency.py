@@ -1,4 +1,4 @@
-"""`python -m codesearch.bench.latency` against two real servers: p50/p99 per class with their ratio, the servers'
+"""`python -m codesearch_lab.bench.latency` against two real servers: p50/p99 per class with their ratio, the servers'
 CPU per query, and the answers that differ (none for the same index and code, some for another index)."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import grpc
 import pytest
-from codesearch.bench import latency
 from codesearch.config import Settings
 from codesearch.server import registrars
 from codesearch.v1 import search_pb2, search_pb2_grpc
+from codesearch_lab.bench import latency
 
 from tests.fixture_types import StartServer
 

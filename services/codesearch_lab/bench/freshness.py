@@ -1,6 +1,6 @@
 """How soon a saved edit is searchable in a watched directory, against a manual full re-index in the same run.
 
-    python -m codesearch.bench.freshness --corpus /tmp/corpus/cpython-lib [--edits 10]
+    python -m codesearch_lab.bench.freshness --corpus /tmp/corpus/cpython-lib [--edits 10]
 
 The corpus is copied to a temporary directory (never edited in place) and served by a real server in this
 process with the keyword, graph and orchestrator services: the vector leg's embeddings (~23 chunks/s on 2 cores
@@ -19,8 +19,9 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from codesearch.bench.local import local_server
 from codesearch.v1 import search_pb2, search_pb2_grpc
+
+from codesearch_lab.bench.local import local_server
 
 SERVICES = ("keyword", "graph", "orchestrator")
 POLL_S = 0.005  # how often the client asks whether the edit is searchable: well under the figure measured

@@ -1,16 +1,16 @@
 """Language coverage of the graph and the chunker on real repositories, and the cost of parsing them.
 
-python -m codesearch.bench.languages polyglot [--root ../shared/eval/polyglot] [--repos a,b]
+python -m codesearch_lab.bench.languages polyglot [--root ../shared/eval/polyglot] [--repos a,b]
     per repository: files, files with parse errors, definitions, call edges, import edges, chunks, per language
-python -m codesearch.bench.languages speed [--root ...] [--repos a,b] [--rounds 3] [--baseline OLD/services]
+python -m codesearch_lab.bench.languages speed [--root ...] [--repos a,b] [--rounds 3] [--baseline OLD/services]
         [--clock wall|cpu]
     per-file indexing time of the one-parse path against the two-parse path it replaced, same run, as a ratio;
     with --baseline (a `services` folder of an older checkout, e.g. from `git archive`), also against that code's
     own path (its chunker's parse plus its graph leg's parse), run in a subprocess between the rounds
-python -m codesearch.bench.languages symbols [--root ...] [--repos a,b] [--baseline OLD/services]
+python -m codesearch_lab.bench.languages symbols [--root ...] [--repos a,b] [--baseline OLD/services]
     per language: the polyglot set's symbol queries whose name the graph defines in a labelled file (top 1 / top 10
     of FindDefinitions' lookup), for this code and, with --baseline, for an older checkout, each in a subprocess
-python -m codesearch.bench.languages accuracy [--samples tests/graph/accuracy] [--verbose]
+python -m codesearch_lab.bench.languages accuracy [--samples tests/graph/accuracy] [--verbose]
     definition and call-site precision/recall per language against hand-written answers for real files
 
 Both go through the indexer's own functions (index_file, graph_file) and the graph store, as an index run does.

@@ -1,6 +1,6 @@
 """HNSW against exact search on a repository's real embeddings, with real queries (on demand).
 
-    python -m codesearch.bench.vector_recall --index HOME/vector/REPO/gen-N/vectors-*.usearch \
+    python -m codesearch_lab.bench.vector_recall --index HOME/vector/REPO/gen-N/vectors-*.usearch \
         --queries ../shared/eval/semantic-dev.jsonl ../shared/eval/dev-queries.jsonl [--grow-to 100000]
 
 Random unit vectors are HNSW's worst case; this measures the vectors the product actually searches. With
@@ -21,7 +21,6 @@ import time
 from typing import Any
 
 import numpy as np
-
 from codesearch.vector import Index
 
 K = 10  # recall@10: what a user sees

@@ -1,6 +1,6 @@
 """Benchmark of a one-file update of the keyword leg: incremental (base generation + the file) vs full rebuild.
 
-Usage: python -m codesearch.bench.keyword_update --corpus DIR [--repeat N]
+Usage: python -m codesearch_lab.bench.keyword_update --corpus DIR [--repeat N]
 (make the stdlib corpus with `python3 /work/shared/eval/make_corpus.py --dest /tmp/corpus/cpython-lib`).
 Two levels, each timed incremental and full in the same run, alternating, and printed as a ratio:
 the native trigram index alone (`TrigramIndex.build` with and without a base), and the whole keyword
@@ -18,11 +18,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codesearch import _native
-from codesearch.bench.native import load_corpus
 from codesearch.common.index_update import IndexBatch
 from codesearch.common.snapshot import SnapshotDir
 from codesearch.keyword.store import apply_batch
 from codesearch.v1 import common_pb2
+
+from codesearch_lab.bench.native import load_corpus
 
 # Lines per BM25 chunk in this bench: the size of a typical function-level chunk; the bench compares
 # incremental with full writes of the same chunks, so the chunker itself is left out.

@@ -1,6 +1,6 @@
 """Accuracy and speed of the graph leg against Python's own `ast` over a Python corpus (the stdlib).
 
-python -m codesearch.graph.bench_accuracy --corpus /tmp/corpus/cpython-lib
+python -m codesearch_lab.bench.graph_accuracy --corpus /tmp/corpus/cpython-lib
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Reranker latency: one served `Reranker.score` call (trimming, cross-encoder, blend features) per backend,
 candidate count and token length, and each backend's largest logit difference from torch's.
 
-    python -m codesearch.bench.rerank [--model DIR] [--pairs 20,50] [--lengths 64,128] [--reps 5]
+    python -m codesearch_lab.bench.rerank [--model DIR] [--pairs 20,50] [--lengths 64,128] [--reps 5]
 
 Latency does not depend on the weights, so without --model a fresh cross-encoder from the bundled MiniLM is
 timed (saved to a temporary folder). Candidates are real code (this package's source) longer than any budget:
@@ -20,7 +20,6 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
-
 from codesearch.rerank.model import RERANK_BACKENDS, Candidate, Reranker
 
 BASE_MODEL = "all-MiniLM-L6-v2"  # the bundled transformer a fresh cross-encoder starts from
@@ -59,9 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     tmp = tempfile.TemporaryDirectory()
     model = a.model
     if not model:
-        from sentence_transformers import CrossEncoder
-
         from codesearch.common.models.lookup import model_path
+        from sentence_transformers import CrossEncoder
 
         model = str(Path(tmp.name) / "fresh")
         # A fresh 1-logit head on the bundled MiniLM: its latency is any trained one's.

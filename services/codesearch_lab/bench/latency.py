@@ -1,6 +1,6 @@
 """Search latency through gRPC, per query class, against a baseline server measured in the same run.
 
-    python -m codesearch.bench.latency ../shared/eval/dev-queries.jsonl --repo cpython-lib \
+    python -m codesearch_lab.bench.latency ../shared/eval/dev-queries.jsonl --repo cpython-lib \
         --address 127.0.0.1:50615 --baseline 127.0.0.1:50616 [--rounds 2] [--pids 123,456]
 
 Both servers must hold the same index. Each query goes to both, one after the other, the order swapped every
@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
-
 from codesearch.bench.load import percentile
 from codesearch.config import MAX_MESSAGE_BYTES
 from codesearch.eval.harness import Variant, request_for

@@ -1,4 +1,4 @@
-"""`python -m codesearch.bench.latency_hop` on a tiny corpus: both ways measured, their ratio printed, and the
+"""`python -m codesearch_lab.bench.latency_hop` on a tiny corpus: both ways measured, their ratio printed, and the
 direct call answers the same bytes as the call through gRPC."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from codesearch.bench import latency_hop
+from codesearch_lab.bench import latency_hop
 
 
 def test_the_hop_is_measured_against_the_direct_call(

@@ -1,6 +1,6 @@
 """The vector leg's tiers head to head, in one run (on demand, not a test):
 
-    PYTHONPATH=services python3 -m codesearch.bench.tiers --corpus DIR [--static-chunks 4000] [--transformer-chunks 300]
+    PYTHONPATH=services python3 -m codesearch_lab.bench.tiers --corpus DIR [--static-chunks 4000] [--transformer-chunks 300]
 
 On real definition units of the standard-library corpus (structured doc text, as indexed): documents embedded
 per second by each tier and their ratio, query embedding p50/p99 (distinct queries: no cache hits), and vector
@@ -18,8 +18,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-
-from codesearch.bench.vector import units_of
 from codesearch.config import DEFAULT_STATIC_QUERY_WEIGHT, Settings
 from codesearch.orchestrator.plan import LEG_DEPTH  # the candidates `semantic` mode re-scores
 from codesearch.vector import tiers
@@ -29,6 +27,8 @@ from codesearch.vector.late_interaction import texts_f1, token_f1
 from codesearch.vector.query_boost import QueryBooster
 from codesearch.vector.tier_index import HNSW_EXPANSION_ADD, STATIC_EXPANSION_ADD, Index, new_index
 from codesearch.vector.tier_models import shared_embedder
+
+from codesearch_lab.bench.vector import units_of
 
 QUERIES = 300  # distinct queries per tier: enough for a p99
 WARMUP_TEXTS = 16  # first calls allocate and fill caches

@@ -1,6 +1,6 @@
 """How often a context pack holds the gold code, against the plain "top Search chunks until the budget is full".
 
-    PYTHONPATH=services python3 -m codesearch.bench.context --address 127.0.0.1:50610 \\
+    PYTHONPATH=services python3 -m codesearch_lab.bench.context --address 127.0.0.1:50610 \\
         --repo cpython-lib --eval-dir ../shared/eval [--budgets 4000 8000 16000] [--limit N]
 
 concept and semantic queries: share of queries whose gold span (same path, lines overlapping within +-3) is in
@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 import grpc
-
 from codesearch.config import MAX_MESSAGE_BYTES
 from codesearch.orchestrator.context import SEED_LIMIT
 from codesearch.orchestrator.packing import Candidate, FileText, Packer

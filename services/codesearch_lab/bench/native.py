@@ -1,6 +1,6 @@
 """Benchmark of the native core: trigram index vs ripgrep, native RRF vs the Python reference.
 
-Usage: python -m codesearch.bench.native --corpus DIR [--only-rrf]
+Usage: python -m codesearch_lab.bench.native --corpus DIR [--only-rrf]
 (make the stdlib corpus with `python3 /work/shared/eval/make_corpus.py --dest /tmp/corpus/cpython-lib`).
 Needs a release build of codesearch._native and `rg` on PATH.
 """

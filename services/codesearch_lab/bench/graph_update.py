@@ -1,6 +1,6 @@
 """Benchmark of a one-file update of the graph leg: centrality carried over vs full PageRank, in one run.
 
-Usage: python -m codesearch.bench.graph_update --corpus DIR [--repeat N]
+Usage: python -m codesearch_lab.bench.graph_update --corpus DIR [--repeat N]
 (make the stdlib corpus with `python3 /work/shared/eval/make_corpus.py --dest /tmp/corpus/cpython-lib`).
 Both variants start from the same base generation and apply the same edited file (parsed beforehand, as the
 indexer's parse arrives with the update); the baseline's base lacks the staleness marker, which makes the
@@ -16,9 +16,10 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from codesearch.bench.keyword_update import corpus_and_repeat, edited, p50_ms
 from codesearch.graph.centrality_update import STALE_FILES_KEY
 from codesearch.graph.store import build_generation, parse_files
+
+from codesearch_lab.bench.keyword_update import corpus_and_repeat, edited, p50_ms
 
 
 def main() -> int:

@@ -7,7 +7,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import grpc
-
 from codesearch.common.aio_thread import ThreadedServer
 from codesearch.config import Settings
 from codesearch.server import registrars

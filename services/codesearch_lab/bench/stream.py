@@ -1,7 +1,7 @@
 """StreamSearch on a large result set: time to the first results and to the totals, and the match budget held,
 against the unary literal Search (limit 200) in the same run.
 
-    python -m codesearch.bench.stream --corpus /tmp/corpus/cpython-lib [--repeat 5]
+    python -m codesearch_lab.bench.stream --corpus /tmp/corpus/cpython-lib [--repeat 5]
 
 A real server in this process (keyword and orchestrator services: the stream reads only the trigram index);
 the corpus is indexed into a temporary data directory first.
@@ -15,8 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from codesearch.bench.local import local_server
 from codesearch.v1 import common_pb2, search_pb2, search_pb2_grpc
+
+from codesearch_lab.bench.local import local_server
 
 SERVICES = ("keyword", "orchestrator")
 # (query, mode): "or" is on ~51,000 lines of the standard library (rg -i -F -c) and has no trigram (a scan of

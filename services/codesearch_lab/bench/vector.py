@@ -1,6 +1,6 @@
 """On-demand benchmark of the vector leg (not a test: minutes of CPU).
 
-    PYTHONPATH=services python3 -m codesearch.bench.vector --corpus DIR [--vectors 100000] [--skip-embed] [--skip-reindex]
+    PYTHONPATH=services python3 -m codesearch_lab.bench.vector --corpus DIR [--vectors 100000] [--skip-embed] [--skip-reindex]
 
 1. usearch HNSW with the store's parameters on N random unit vectors (384 dims): build time, recall@10 against
    exact search, p50 latency against an exact numpy scan, index size on disk; per expansion_search and dtype.
@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from codesearch.vector import Index, MetricKind
 from codesearch.vector import tier_index as store
 
