@@ -10,8 +10,9 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "services" / "codesearch"
 LEGS = {"keyword", "vector", "graph", "rerank"}
 ENTRY_POINTS = {"cli", "mcp", "server"}  # compose services; may import anything
-# Offline tuning replays the orchestrator's own ranking (plan, ranking/, router) on recorded leg answers, so a
-# fitted figure is the shipped code's; only the entry points import eval/.
+# The leg dump (eval/polyglot_run.py) asks each leg what the orchestrator's plan and router ask, and the harness
+# reads fanout's boosted-query marker; the offline replay of the ranking itself is codesearch_lab/offline.py.
+# Only the entry points import eval/.
 RANKING_REPLAY = {"eval"}
 # Imports between folders that exist today and are being removed by their owners: the list may only shrink.
 KNOWN: dict[tuple[str, str], str] = {}
@@ -154,6 +155,7 @@ TRAINING_MODULES = (
     "codesearch.eval.confidence_fit",
     "codesearch.eval.confidence_candidates",
     "codesearch.eval.learnt_rank",
+    "codesearch.eval.offline",
     "codesearch.bench.vector_quality",
 )
 

@@ -4,7 +4,7 @@ meaning question's top hit is right, from the answer's FEATURES.
     python -m codesearch_lab.calibration LEGS.jsonl --polyglot ../shared/eval/polyglot --polyglot BLIND
 
 LEGS.jsonl is a leg dump of `codesearch eval --polyglot ... --dump-legs` (the final-test projects left out). Each
-labelled question is ranked again as the server ranks it (eval/offline.py: its plan, fusion and recipe), and its
+labelled question is ranked again as the server ranks it (codesearch_lab/offline.py: its plan, fusion and recipe), and its
 confidence computed as the server computes it. The answers the sentence model scores (signal-ranked, a sentence
 intent) get a logistic regression over FEATURES fitted inside grouped folds by repository (eval/crossval.folds)
 and scored on the held-out fold; every other answer keeps the shipped model's confidence. It prints AUROC and
@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from codesearch.eval import offline
 from codesearch.eval.calibration import auroc, expected_calibration_error
 from codesearch.eval.crossval import folds
 from codesearch.eval.polyglot import CATEGORIES, K, PolyglotSet, load_set, merge_sets, score_query
@@ -28,6 +27,8 @@ from codesearch.orchestrator.query import Query
 from codesearch.orchestrator.ranking import adaptive, confidence, recipe
 from codesearch.v1 import common_pb2, search_pb2
 from sklearn.linear_model import LogisticRegression
+
+from codesearch_lab import offline
 
 REGULARISATION = 1.0  # sklearn's C; 0.3 and 3.0 moved the held-out AUROC by under 0.002
 BOOTSTRAP_SAMPLES = 2000

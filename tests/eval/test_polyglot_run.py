@@ -8,10 +8,10 @@ from pathlib import Path
 import grpc
 import pytest
 from codesearch.config import Settings
-from codesearch.eval.offline import Variant, load_legs, rank_one
 from codesearch.eval.polyglot import PolyQuery
 from codesearch.eval.polyglot_run import asked_names, dump_legs, vector_available, write_jsonl
 from codesearch.v1 import search_pb2, search_pb2_grpc
+from codesearch_lab.offline import Variant, load_legs, rank_one
 
 from tests.fixture_types import StartServer
 

@@ -236,7 +236,7 @@ def run_eval(args: argparse.Namespace) -> int:
                     "address": address,
                     "limit": args.limit,
                 }
-            if args.dump_legs:  # what eval/offline.py replays
+            if args.dump_legs:  # what codesearch_lab/offline.py replays
                 print(f"dumping every leg's list for {len(queries)} queries", file=sys.stderr)
                 asked = [PolyQuery(args.repo, q.id, q.query, q.klass, ()) for q in queries]
                 has_vector = vector_available(search_pb2_grpc.SearchServiceStub(channel))

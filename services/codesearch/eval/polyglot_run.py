@@ -9,7 +9,7 @@ intent, so `score.py score RUN.jsonl` reads them as they are.
 
 The leg dump (`dump_legs`) records, for each query, every leg's own list (keyword, vector, definitions of each
 name in the query, callers) with the hits' full fields, so fusion and boost variants can be re-scored offline
-(eval/offline.py) without asking the server again.
+(codesearch_lab/offline.py) without asking the server again.
 """
 
 from __future__ import annotations

@@ -30,13 +30,14 @@ INTENT_WEIGHTS: dict[int, tuple[float, float, float, float]] = {
     search_pb2.INTENT_FIND_REFERENCES: (0.1, 0.2, 0.2, 0.5),
     # Tuned (prior .5/.2): on the dev set's tune half, concept MRR@10 .718 at .5/.2, .832 at .2/.5, .868 at .1/.6;
     # on the paraphrase set .244, .240, .221. .2/.5 keeps meaning's share where keywords alone fail.
-    # Polyglot fit repositories with the static vector tier, after ranking/signals.py (eval/offline.py, NDCG@10):
-    # semantic 0.2 / 0.35 / 0.5 / 0.75 / 1.0 -> 0.855 / 0.851 / 0.856 / 0.857 / 0.852: flat, so 0.2 stayed. With the
-    # `+stdlib` static model and boosted queries (config.DEFAULT_STATIC_MODEL), replayed over its leg dumps, fit /
-    # paraphrase set nDCG@10: 0.2 .879/.255, .35 .881/.264, .4 .881/.264, .5 .882/.270, .6 .883/.260, .75
-    # .882/.265, 1.0 .887/.264, 2.0 .881/.267; dev concept MRR@10 .946 -> .944 (.35) -> .941 (1.0). A plateau from
-    # .35 up (sums within 0.007): the smallest weight on it, as the dev set loses a little with each step. Those
-    # ratios, scaled to sum to 1 (weighted RRF ranks the same under any common scale).
+    # Polyglot fit repositories with the static vector tier, after ranking/signals.py
+    # (codesearch_lab/offline.py, NDCG@10): semantic 0.2 / 0.35 / 0.5 / 0.75 / 1.0 -> 0.855 / 0.851 / 0.856 /
+    # 0.857 / 0.852: flat, so 0.2 stayed. With the `+stdlib` static model and boosted queries
+    # (config.DEFAULT_STATIC_MODEL), replayed over its leg dumps, fit / paraphrase set nDCG@10: 0.2 .879/.255,
+    # .35 .881/.264, .4 .881/.264, .5 .882/.270, .6 .883/.260, .75 .882/.265, 1.0 .887/.264, 2.0 .881/.267;
+    # dev concept MRR@10 .946 -> .944 (.35) -> .941 (1.0). A plateau from .35 up (sums within 0.007): the
+    # smallest weight on it, as the dev set loses a little with each step. Those ratios, scaled to sum to 1
+    # (weighted RRF ranks the same under any common scale).
     search_pb2.INTENT_UNDERSTAND_CODE: (0.35 / 1.15, 0.5 / 1.15, 0.2 / 1.15, 0.1 / 1.15),
     search_pb2.INTENT_FIND_SIMILAR: (0.4, 0.3, 0.2, 0.1),
     search_pb2.INTENT_IMPACT_ANALYSIS: (0.1, 0.1, 0.1, 0.7),

@@ -100,12 +100,12 @@ def fuse(lists: list[RankedList], k: float) -> list[FusedHit]:
 # (BM25, cosine). RRF at k 40 gives BM25's first hit 1/41 against 1/51 for its eleventh, however far apart their
 # scores are; a question whose words one chunk holds far better than the rest should keep that lead, and the
 # vector leg's cosines (its first 50 within ~0.65-1.0 of its best) then count mostly as "found by meaning".
-# Chosen on the polyglot FIT repositories, offline replay of the server's legs (eval/offline.py, static tier,
-# word stems), NDCG@10 fit / held-out against RRF's 0.907 / 0.888: the legs' scores over their best 0.914 /
-# 0.896; min-max scaled 0.900 / 0.884; RRF and scores blended 0.5 / 0.5 0.912 / 0.891, 0.2 / 0.8 0.913 / 0.894;
-# the vector leg's weight x0.7 / x1.3 0.913 / 0.909; its share squared 0.913. Names keep RRF (their fit symbol
-# class 1.000 -> 0.988 with scores), and long descriptions (Query.is_specific) too: the stdlib paraphrase set
-# nDCG@10 0.320 -> 0.291 with scores, where the vector leg leads.
+# Chosen on the polyglot FIT repositories, offline replay of the server's legs (codesearch_lab/offline.py,
+# static tier, word stems), NDCG@10 fit / held-out against RRF's 0.907 / 0.888: the legs' scores over their
+# best 0.914 / 0.896; min-max scaled 0.900 / 0.884; RRF and scores blended 0.5 / 0.5 0.912 / 0.891, 0.2 / 0.8
+# 0.913 / 0.894; the vector leg's weight x0.7 / x1.3 0.913 / 0.909; its share squared 0.913. Names keep RRF
+# (their fit symbol class 1.000 -> 0.988 with scores), and long descriptions (Query.is_specific) too: the
+# stdlib paraphrase set nDCG@10 0.320 -> 0.291 with scores, where the vector leg leads.
 SCORE_FUSION_INTENTS = frozenset({search_pb2.INTENT_UNDERSTAND_CODE})
 
 

@@ -23,10 +23,10 @@ COMPAT_DIR = re.compile(r"(?:^|/)(?:compat|_compat|legacy)(?:/|$)")
 EXAMPLE_DIR = re.compile(r"(?:^|/)(?:_?examples?|docs?_src)(?:/|$)")
 # Type declarations: .d.ts stubs, and interface declarations kept apart from their implementation (Laravel's
 # Contracts/, *Interface.php, Java/Kotlin interfaces/ folders), whose signatures repeat the implementation's words.
-# Interfaces were added at the .d.ts value, unchanged. Offline replay of the server's legs (eval/offline.py):
-# laravel-framework 0.641 -> 0.697 (fit 0.881 -> 0.887; "Container" found Contracts/Container/Container.php before
-# Container/Container.php); 0.85: 0.668, 0.5: 0.698. No held-out repository has such files (held-out 0.868 either
-# way): the evidence is one fit repository.
+# Interfaces were added at the .d.ts value, unchanged. Offline replay of the server's legs
+# (codesearch_lab/offline.py): laravel-framework 0.641 -> 0.697 (fit 0.881 -> 0.887; "Container" found
+# Contracts/Container/Container.php before Container/Container.php); 0.85: 0.668, 0.5: 0.698. No held-out
+# repository has such files (held-out 0.868 either way): the evidence is one fit repository.
 TYPE_DECLARATION = re.compile(r"\.d\.ts$|(?:^|/)(?:[Cc]ontracts?|[Ii]nterfaces?)/|Interface\.\w+$")
 # Prose, configuration and build files, chunked since the parser knows them: a code question rarely wants them
 # (chi's Makefile rule `test-router:` came second for the name "Router" once Makefiles were chunked by rule).

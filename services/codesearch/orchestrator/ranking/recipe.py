@@ -9,7 +9,7 @@
 
 A step whose constant is 0 (or a penalty 1.0) does nothing. Two values of `Params` are shipped: `SHIPPED`
 (signals.py) for routed meaning and name questions, `PLAIN` for the rest; `recipe_for` picks one. The server
-(search.py) and the offline replay (eval/offline.py) both call `rank`.
+(search.py) and the offline replay (codesearch_lab/offline.py) both call `rank`.
 """
 
 from __future__ import annotations

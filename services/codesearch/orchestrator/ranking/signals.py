@@ -3,8 +3,8 @@
 `Params` holds every constant of the one ranking recipe (ranking/recipe.py composes the steps); `SHIPPED` is its
 value for routed meaning and name questions. Each signal reads only the query and the candidates (location, symbol, snippet, fused score) plus the
 definitions the graph leg found for the names the query holds, so the same code runs in the server and offline
-over dumped leg lists (eval/offline.py). Additive boosts are in units of the list's best fused score, so they
-mean the same whatever the fusion's scale; penalties multiply.
+over dumped leg lists (codesearch_lab/offline.py). Additive boosts are in units of the list's best fused
+score, so they mean the same whatever the fusion's scale; penalties multiply.
 
 Constants were chosen on the polyglot set's FIT repositories only (eval/polyglot.py FIT_REPOS), keyword +
 graph legs, NDCG@10 macro; the figures beside them are fit-half measurements (held-out in services/RESULTS.md,
@@ -29,8 +29,9 @@ from codesearch.v1 import common_pb2, search_pb2
 @dataclass(frozen=True)
 class Params:
     """Every ranking constant, named. Figures: polyglot FIT repositories, NDCG@10 macro, keyword + graph legs,
-    the shipped recipe (fit 0.850, held-out 0.832) against the same without the signal (eval/offline.py --ablate,
-    services/RESULTS.md). Where a value was chosen among several, the others' fit figures are given too."""
+    the shipped recipe (fit 0.850, held-out 0.832) against the same without the signal
+    (codesearch_lab/offline.py --ablate, services/RESULTS.md). Where a value was chosen among several, the
+    others' fit figures are given too."""
 
     # A chunk defining the queried name gains 1x the best fused score: the definition goes first. With the
     # definition leg already in the fusion semble's 3x was neutral (fit 0.828 with it, 0.830 without); 1x: fit
@@ -58,10 +59,11 @@ class Params:
     # vector_coherence_depth gains vector_coherence x the best score x its share of the top-voted file's sum of
     # 1 / (vector_coherence_k + rank), on its best chunk. Several neighbours of one file high in the meaning list
     # say the file is about the question even when BM25 spreads its words elsewhere (serde de/mod.rs, chi
-    # context.go). Grid on the fit half, offline replay of the server's legs (eval/offline.py), fit / held-out
-    # NDCG@10, off 0.887 / 0.868: 0.2 depth 10 k 40 0.895 / 0.878; 0.3 depth 5 k 10 0.889 / 0.883; 0.3 depth 10 k 0
-    # 0.895 / 0.886; 0.3 depth 10 k 10 0.897 / 0.884 (chosen: best fit); 0.3 depth 20 k 10 0.891 / 0.885; 0.4 depth 10
-    # k 10 0.897 / 0.885. 9 of 11 held-out repositories rose (lazy.nvim 0.791 -> 0.858), none fell by more than 0.002.
+    # context.go). Grid on the fit half, offline replay of the server's legs (codesearch_lab/offline.py), fit /
+    # held-out NDCG@10, off 0.887 / 0.868: 0.2 depth 10 k 40 0.895 / 0.878; 0.3 depth 5 k 10 0.889 / 0.883;
+    # 0.3 depth 10 k 0 0.895 / 0.886; 0.3 depth 10 k 10 0.897 / 0.884 (chosen: best fit); 0.3 depth 20 k 10
+    # 0.891 / 0.885; 0.4 depth 10 k 10 0.897 / 0.885. 9 of 11 held-out repositories rose (lazy.nvim 0.791 ->
+    # 0.858), none fell by more than 0.002.
     vector_coherence: float = 0.3
     vector_coherence_depth: int = 10
     vector_coherence_k: float = 10.0

@@ -1,13 +1,14 @@
-"""The offline re-scorer replays the server's routing (eval/offline.py), including the adaptive vector cancel."""
+"""The offline re-scorer (codesearch_lab/offline.py) replays the server's routing, including the adaptive vector
+cancel."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from codesearch.eval.offline import QueryLegs, Variant, rank_one, run_file_name, write_runs
 from codesearch.eval.polyglot import read_run
 from codesearch.v1 import common_pb2
+from codesearch_lab.offline import QueryLegs, Variant, rank_one, run_file_name, write_runs
 
 
 def hit(path: str, snippet: str) -> common_pb2.Hit:

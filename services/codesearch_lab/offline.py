@@ -5,7 +5,7 @@ route, plan (orchestrator/plan.py: which legs, their weights, the fusion, whethe
 query, the fallback of a direct plan), fusion and ranking recipe (orchestrator/ranking/recipe.py). So a variant of
 the recipe's constants is scored over the 417 queries in seconds without asking the server again:
 
-  python -m codesearch.eval.offline legs.jsonl --polyglot ../shared/eval/polyglot [--variants NAME ...]
+  python -m codesearch_lab.offline legs.jsonl --polyglot ../shared/eval/polyglot [--variants NAME ...]
 
 With `--runs-out DIR` each variant's answers are also written as a run file (`run-NAME.jsonl`, a leading `-` of an
 ablation's name written `no`), so `codesearch eval --polyglot ... --score DIR/run-routed.jsonl
@@ -23,8 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from google.protobuf.json_format import ParseDict
-
 from codesearch.eval.polyglot import CATEGORIES, PolyglotSet, load_set, merge_sets, summarize
 from codesearch.orchestrator.fanout import reference_hit, symbol_hit
 from codesearch.orchestrator.plan import LEG_SERVICE, LegPlan, Plan, Scope, plan_search
@@ -33,6 +31,7 @@ from codesearch.orchestrator.ranking import adaptive, boosts, fusion, recipe, si
 from codesearch.orchestrator.ranking.signals import Params
 from codesearch.orchestrator.router import classify
 from codesearch.v1 import common_pb2, graph_pb2, search_pb2
+from google.protobuf.json_format import ParseDict
 
 
 @dataclass(frozen=True)
