@@ -7,10 +7,10 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from codesearch.common.doc_text import doc_text
 from codesearch.config import ConfigError, Settings
 from codesearch.v1 import vector_pb2
 from codesearch.vector import late_interaction, tiers
-from codesearch.vector.doc_text import doc_text
 from codesearch.vector.late_interaction import texts_f1
 from codesearch.vector.service import VectorServicer
 from codesearch.vector.static_model import StaticEncoder, document_head

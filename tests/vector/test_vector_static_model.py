@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from codesearch.vector.static_model import HEAD_LINES, document_head
 
-# A structured document text (vector/doc_text.py): path words | breadcrumb, signature, docstring, names, body.
+# A structured document text (common/doc_text.py): path words | breadcrumb, signature, docstring, names, body.
 DOCUMENT = "\n".join(
     [
         "shutil | rmtree",

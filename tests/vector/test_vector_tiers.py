@@ -12,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from codesearch.common.doc_text import doc_text
 from codesearch.config import Settings
 from codesearch.v1 import vector_pb2, vector_pb2_grpc
 from codesearch.vector import tiers
-from codesearch.vector.doc_text import doc_text
 from codesearch.vector.embedder import Embedder
 from codesearch.vector.query_boost import BOOSTED_MARK
 from codesearch.vector.service import VectorServicer

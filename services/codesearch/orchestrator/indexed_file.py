@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 
+from codesearch.common.doc_text import doc_text
 from codesearch.common.languages import ProjectHint, detect_language
 from codesearch.common.parsing import extract
 from codesearch.common.parsing.wire import to_message
@@ -43,6 +44,9 @@ def index_file(
                 text=chunk_text,
                 breadcrumb=list(s.breadcrumb),
                 symbol=s.symbol,
+                # Made here, in the parse workers, rather than in the vector leg, whose update runs beside the
+                # others under one GIL in the one-process server.
+                doc_text=doc_text(rel_path, chunk_text, list(s.breadcrumb), s.symbol),
             )
         )
     indexed = common_pb2.IndexedFile(

@@ -67,7 +67,7 @@ class Location(_message.Message):
     def __init__(self, repository: _Optional[str] = ..., path: _Optional[str] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ...) -> None: ...
 
 class Chunk(_message.Message):
-    __slots__ = ("repository", "path", "start_line", "end_line", "language", "content_hash", "text", "breadcrumb", "symbol")
+    __slots__ = ("repository", "path", "start_line", "end_line", "language", "content_hash", "text", "breadcrumb", "symbol", "doc_text")
     REPOSITORY_FIELD_NUMBER: _ClassVar[int]
     PATH_FIELD_NUMBER: _ClassVar[int]
     START_LINE_FIELD_NUMBER: _ClassVar[int]
@@ -77,6 +77,7 @@ class Chunk(_message.Message):
     TEXT_FIELD_NUMBER: _ClassVar[int]
     BREADCRUMB_FIELD_NUMBER: _ClassVar[int]
     SYMBOL_FIELD_NUMBER: _ClassVar[int]
+    DOC_TEXT_FIELD_NUMBER: _ClassVar[int]
     repository: str
     path: str
     start_line: int
@@ -86,7 +87,8 @@ class Chunk(_message.Message):
     text: str
     breadcrumb: _containers.RepeatedScalarFieldContainer[str]
     symbol: str
-    def __init__(self, repository: _Optional[str] = ..., path: _Optional[str] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ..., language: _Optional[str] = ..., content_hash: _Optional[str] = ..., text: _Optional[str] = ..., breadcrumb: _Optional[_Iterable[str]] = ..., symbol: _Optional[str] = ...) -> None: ...
+    doc_text: str
+    def __init__(self, repository: _Optional[str] = ..., path: _Optional[str] = ..., start_line: _Optional[int] = ..., end_line: _Optional[int] = ..., language: _Optional[str] = ..., content_hash: _Optional[str] = ..., text: _Optional[str] = ..., breadcrumb: _Optional[_Iterable[str]] = ..., symbol: _Optional[str] = ..., doc_text: _Optional[str] = ...) -> None: ...
 
 class LegScore(_message.Message):
     __slots__ = ("leg", "rank", "score")

@@ -73,6 +73,7 @@ class SentChunk(NamedTuple):
     text: str
     breadcrumb: list[str]
     symbol: str
+    doc_text: str = ""  # the text to embed, when the indexer made it (common/doc_text.py)
 
 
 class TableMeta(NamedTuple):
@@ -233,6 +234,7 @@ def sent_chunks(f: common_pb2.IndexedFile) -> list[SentChunk]:
             text=c.text,
             breadcrumb=list(c.breadcrumb),
             symbol=c.symbol,
+            doc_text=c.doc_text,
         )
         for c in f.chunks
     ]

@@ -45,7 +45,7 @@ DISTILL_BATCH = 512  # tokens per transformer call while distilling (3 positions
 SIF_COEFFICIENT = 1e-4  # model2vec's default: a token's weight is a / (a + its Zipf probability)
 UNUSED_TOKEN = re.compile(r"\[unused\d+\]")  # BERT's reserved slots: never produced by the tokenizer
 ENCODE_BATCH = 1024  # texts per model2vec call (its default): batching only amortises Python overhead
-# A document's head: the first HEAD_LINES lines of its structured text (vector/doc_text.py: path words and
+# A document's head: the first HEAD_LINES lines of its structured text (common/doc_text.py: path words and
 # breadcrumb, signature, docstring, the names the body uses), which a mean over every token of the body drowns.
 # Late interaction (vector/late_interaction.py) re-scores the static tier's candidates with it. 4 lines led the
 # paraphrase set when whole documents were pooled this way (3-5 lines a plateau on the polyglot FIT repositories).

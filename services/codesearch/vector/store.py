@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from codesearch.common.doc_text import doc_text
 from codesearch.common.index_update import IndexBatch
 from codesearch.common.snapshot import SnapshotDir, dir_bytes
 from codesearch.vector.chunk_table import (
@@ -33,7 +34,6 @@ from codesearch.vector.chunk_table import (
     snippet,
     write_table,
 )
-from codesearch.vector.doc_text import doc_text
 from codesearch.vector.embedding_cache import EmbeddingCache, text_hash
 from codesearch.vector.tier_index import (
     HNSW_EXPANSION_ADD,
@@ -148,7 +148,7 @@ class RepoIndex:
             for f in batch.files:
                 block = []
                 for c in sent_chunks(f):
-                    dt = doc_text(c.path, c.text, c.breadcrumb, c.symbol)
+                    dt = c.doc_text or doc_text(c.path, c.text, c.breadcrumb, c.symbol)
                     dh = text_hash(dt)
                     key = by_ident.pop((c.path, c.start_line, c.end_line, dh), None)
                     if key is None:

@@ -18,10 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from codesearch.common.doc_text import doc_text
 from codesearch.config import DEFAULT_STATIC_QUERY_WEIGHT, Settings
 from codesearch.orchestrator.plan import LEG_DEPTH  # the candidates `semantic` mode re-scores
 from codesearch.vector import tiers
-from codesearch.vector.doc_text import doc_text
 from codesearch.vector.embedder import STATIC_BACKEND, Embedder
 from codesearch.vector.late_interaction import texts_f1, token_f1
 from codesearch.vector.query_boost import QueryBooster

@@ -145,7 +145,7 @@ def corpus_units(limit: int, corpus: Path) -> list[tuple[str, int, int, list[str
 
 
 def bench_embed(backends: list[str], corpus: Path) -> None:
-    from codesearch.vector.doc_text import doc_text
+    from codesearch.common.doc_text import doc_text
     from codesearch.vector.embedder import Embedder
 
     units = corpus_units(256, corpus)

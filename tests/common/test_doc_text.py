@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from codesearch.vector.doc_text import MAX_DOC_CHARS, doc_text, path_words, split_identifier
+from codesearch.common.doc_text import MAX_DOC_CHARS, doc_text, path_words, split_identifier
 
 METHOD = '''@retry_on(IOError)
 def fetchRemoteConfig(self, url, timeout=5):
