@@ -65,14 +65,20 @@ class EmbeddingCache:
 
     def get_many(self, model_id: str, hashes: list[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
-        uniq = list(dict.fromkeys(hashes))
+        uniq = sorted(set(hashes))  # in key order each batch reads neighbouring pages: 0.44 -> 0.22 s for 18,823
         with self._lock:
             for part, marks in in_batches(uniq):
-                rows = self._db.execute(
-                    f"SELECT hash, vec FROM emb WHERE model = ? AND hash IN ({marks})", [model_id, *part]
-                ).fetchall()
-                for h, blob in rows:
-                    out[h] = np.frombuffer(blob, dtype=np.float32)
+                # One row per batch, not one per vector: Python's sqlite3 gives up the GIL for every row it
+                # steps, and while other threads run Python each step waits ~5 ms to get it back (18,823
+                # cached vectors beside two busy threads: 209 s row by row, 1.2 s so; alone 0.22 s either way).
+                (joined,) = self._db.execute(
+                    "SELECT group_concat(hash || ':' || hex(vec), ',') FROM emb"
+                    f" WHERE model = ? AND hash IN ({marks})",
+                    [model_id, *part],
+                ).fetchone()
+                for item in joined.split(",") if joined else ():
+                    h, _, hex_vec = item.partition(":")
+                    out[h] = np.frombuffer(bytes.fromhex(hex_vec), dtype=np.float32)
             self.hits += sum(1 for h in hashes if h in out)
             self.misses += sum(1 for h in hashes if h not in out)
         return out
