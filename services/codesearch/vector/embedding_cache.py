@@ -65,7 +65,9 @@ class EmbeddingCache:
 
     def get_many(self, model_id: str, hashes: list[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
-        uniq = sorted(set(hashes))  # in key order each batch reads neighbouring pages: 0.44 -> 0.22 s for 18,823
+        uniq = sorted(
+            set(hashes)
+        )  # in key order each batch reads neighbouring pages: 0.44 -> 0.22 s for 18,823
         with self._lock:
             for part, marks in in_batches(uniq):
                 # One row per batch, not one per vector: Python's sqlite3 gives up the GIL for every row it
