@@ -122,6 +122,21 @@ def inputs_from_update(files: Iterable[common_pb2.IndexedFile]) -> list[FileInpu
     return out
 
 
+def build_from_messages(
+    previous_db: Path | None,
+    new_db: Path,
+    files: list[bytes],
+    deleted_paths: list[str],
+    replace_all: bool,
+    index_version: int,
+) -> UpdateStats:
+    """build_generation over serialised IndexedFile messages: what a worker process runs (graph/service.py)."""
+    messages = [common_pb2.IndexedFile.FromString(f) for f in files]
+    return build_generation(
+        previous_db, new_db, inputs_from_update(messages), deleted_paths, replace_all, index_version
+    )
+
+
 def build_generation(
     previous_db: Path | None,
     new_db: Path,
