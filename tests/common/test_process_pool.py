@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from codesearch.common.process_pool import cpu_quota, worker_count
+from codesearch.common.process_pool import cpu_quota, shared_pool, worker_count
 
 
 def test_a_cpu_limit_caps_the_workers(tmp_path: Path) -> None:
@@ -66,3 +67,8 @@ def _running(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_a_worker_leaves_ctrl_c_to_its_parent() -> None:
+    """Ctrl-C reaches every process of the terminal's group: a worker ignores it (no traceback, no failed file)."""
+    assert shared_pool(2).submit(signal.getsignal, signal.SIGINT).result(timeout=60) == signal.SIG_IGN

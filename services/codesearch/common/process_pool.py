@@ -12,6 +12,7 @@ import math
 import multiprocessing
 import multiprocessing.connection
 import os
+import signal
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -66,7 +67,10 @@ def shared_pool(workers: int) -> ProcessPoolExecutor:
 
 def _exit_with_parent() -> None:
     """In a worker: exit when the parent process dies. A worker waiting for work would otherwise outlive a
-    `kill -9` of its server, since it holds both ends of the pool's queue and never reads an end of file."""
+    `kill -9` of its server, since it holds both ends of the pool's queue and never reads an end of file. A
+    Ctrl-C is the parent's to handle: a worker that took it would print a traceback of its own and fail the
+    file it was parsing."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent = multiprocessing.parent_process()
     if parent is None:
         return
