@@ -24,8 +24,11 @@ def _files(n: int) -> list:
 def _rows(db: Path) -> dict[str, list[tuple]]:
     conn = sqlite3.connect(db)
     tables = [t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    # Every table's rows in one order (call_targets has no rowid: it is ordered by its key).
     return {
-        t: conn.execute(f"SELECT * FROM {t} ORDER BY rowid").fetchall() for t in tables if t != "sqlite_stat1"
+        t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
+        for t in tables
+        if t != "sqlite_stat1"
     }
 
 

@@ -41,7 +41,10 @@ CREATE TABLE IF NOT EXISTS defs(id INTEGER PRIMARY KEY, file_id INTEGER, name TE
   start_line INTEGER, end_line INTEGER, signature TEXT, parent TEXT, centrality REAL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS calls(id INTEGER PRIMARY KEY, file_id INTEGER, caller_id INTEGER, caller TEXT,
   callee TEXT, receiver TEXT, line INTEGER, snippet TEXT, candidates INTEGER DEFAULT 0);
-CREATE TABLE IF NOT EXISTS call_targets(call_id INTEGER, def_id INTEGER);
+-- Clustered on (call_id, def_id), no rowid: the table is its own index by call (a rowid table with an index on
+-- call_id held the pairs twice: the standard library's graph.db 15.7 -> 14.2 MB).
+CREATE TABLE IF NOT EXISTS call_targets(call_id INTEGER, def_id INTEGER, PRIMARY KEY (call_id, def_id))
+  WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS imports(id INTEGER PRIMARY KEY, file_id INTEGER, module TEXT, line INTEGER,
   level INTEGER, name TEXT, alias TEXT, kind TEXT, target_file_id INTEGER);
 """
@@ -55,7 +58,6 @@ CREATE INDEX IF NOT EXISTS defs_file ON defs(file_id, start_line);
 CREATE INDEX IF NOT EXISTS calls_callee ON calls(callee);
 CREATE INDEX IF NOT EXISTS calls_file ON calls(file_id);
 CREATE INDEX IF NOT EXISTS calls_caller ON calls(caller_id);
-CREATE INDEX IF NOT EXISTS ct_call ON call_targets(call_id);
 CREATE INDEX IF NOT EXISTS ct_def ON call_targets(def_id);
 CREATE INDEX IF NOT EXISTS imports_file ON imports(file_id);
 CREATE INDEX IF NOT EXISTS imports_target ON imports(target_file_id);
@@ -391,4 +393,4 @@ def _resolve_calls(conn: sqlite3.Connection, ctx: CallContext, rows: list[tuple]
         counts.append((len(found), cid))
         targets += [(cid, d) for d in found[:MAX_EDGE_FANOUT]]
     conn.executemany("UPDATE calls SET candidates = ? WHERE id = ?", counts)
-    conn.executemany("INSERT INTO call_targets(call_id, def_id) VALUES(?,?)", targets)
+    conn.executemany("INSERT OR IGNORE INTO call_targets(call_id, def_id) VALUES(?,?)", targets)
