@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from codesearch.cli.main import main as cli_main
 from codesearch.config import Settings
+from codesearch.orchestrator.indexer import MAX_WARNINGS
 from codesearch.server import registrars
 
 from tests.fixture_types import StartServer
@@ -35,3 +36,26 @@ def test_skipped_files_are_one_line_of_counts_and_verbose_lists_them(
                      "--address", server.address]) == 0  # fmt: skip
     out = capsys.readouterr().out
     assert sum(1 for line in out.splitlines() if "blob" in line and "skipped" in line) == 12
+
+
+def test_the_counts_are_exact_past_the_warnings_the_server_lists(
+    tmp_path: Path, start_server: StartServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The server lists at most MAX_WARNINGS warnings; its counts per reason still cover every skipped file."""
+    server = start_server(
+        registrars(Settings.from_env({"CODESEARCH_HOME": str(tmp_path / "home")}), SERVICES)
+    )
+    root = tmp_path / "tree"
+    root.mkdir()
+    (root / "a.py").write_text("def parse(x):\n    return x\n")
+    skipped_files = MAX_WARNINGS + 10
+    for i in range(skipped_files):
+        (root / f"blob{i}.bin").write_bytes(bytes(range(256)) * 4)
+    assert cli_main(["index", str(root), "--name", "tree", "--quiet", "--address", server.address]) == 0
+    out = capsys.readouterr().out
+    assert f"  skipped {skipped_files} files: {skipped_files} binary" in out, out
+    assert cli_main(["index", str(root), "--name", "tree", "--full", "--quiet", "--verbose",
+                     "--address", server.address]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    listed = sum(1 for line in out.splitlines() if "blob" in line and "skipped" in line)
+    assert listed == MAX_WARNINGS and "... and 10 more skipped files" in out, out

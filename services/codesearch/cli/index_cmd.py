@@ -129,9 +129,10 @@ SKIPPED_MARK = ": skipped, "  # the indexer's warning for a file it left out: "<
 WARNINGS_SHOWN = 10  # other warnings printed without --verbose
 
 
-def warning_lines(warnings: list[str], verbose: bool) -> list[str]:
+def warning_lines(warnings: list[str], verbose: bool, skipped: dict[str, int] | None = None) -> list[str]:
     """Skipped files as one line of counts per reason (every one with --verbose); other warnings, at most
-    WARNINGS_SHOWN of them unless verbose."""
+    WARNINGS_SHOWN of them unless verbose. `skipped`: the server's exact counts per reason (the warnings list at
+    most 50 files); without them (an older server) the warnings are counted."""
     reasons: dict[str, int] = {}
     other = []
     for w in warnings:
@@ -140,12 +141,17 @@ def warning_lines(warnings: list[str], verbose: bool) -> list[str]:
             reasons[reason] = reasons.get(reason, 0) + 1
         else:
             other.append(w)
+    if skipped and not verbose:
+        reasons = dict(skipped)
     lines = []
     if reasons:
         counts = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1]))
         lines.append(f"  skipped {sum(reasons.values())} files: {counts} (--verbose lists them)")
     shown = other if verbose else other[:WARNINGS_SHOWN]
     lines += [f"  warning: {w}" for w in shown]
+    unlisted = sum((skipped or {}).values()) - sum(1 for w in warnings if SKIPPED_MARK in w)
+    if verbose and unlisted > 0:
+        lines.append(f"  ... and {unlisted} more skipped files (the server lists the first warnings only)")
     if len(shown) < len(other):
         lines.append(f"  ... and {len(other) - len(shown)} more warnings (--verbose lists them)")
     return lines
@@ -161,7 +167,7 @@ def _summary(done: search_pb2.IndexRepositoryResponse, verbose: bool = False) ->
         f"version {done.index_version}",
         flush=True,
     )
-    for line in warning_lines(list(done.warnings), verbose):
+    for line in warning_lines(list(done.warnings), verbose, dict(done.skipped_reasons)):
         print(line)
     for leg in done.degraded_legs:
         print(f"  degraded: {leg}")

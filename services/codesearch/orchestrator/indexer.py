@@ -94,6 +94,12 @@ class _Run:
         if len(self.progress.warnings) < MAX_WARNINGS:
             self.progress.warnings.append(message)
 
+    def skip(self, rel_path: str, reason: str) -> None:
+        """A file left out: counted, and per reason (exact), and listed among the warnings (the first 50)."""
+        self.progress.files_skipped += 1
+        self.progress.skipped_reasons[reason] += 1
+        self.warn(f"{rel_path}: skipped, {reason}")
+
 
 class Indexer:
     def __init__(self, settings: Settings, legs: LegClients, registry: Registry) -> None:
@@ -137,8 +143,7 @@ class Indexer:
         yield run.snapshot(search_pb2.INDEX_PHASE_SCANNING)
         listing = await asyncio.to_thread(run.source.listing)
         for rel, reason in listing.skipped:
-            run.progress.files_skipped += 1
-            run.warn(f"{rel}: skipped, {reason}")
+            run.skip(rel, reason)
         run.progress.files_total = len(listing.files)
         run.progress.commit, run.progress.ref = listing.commit, run.source.ref
         yield run.snapshot(search_pb2.INDEX_PHASE_INDEXING)
@@ -185,8 +190,7 @@ class Indexer:
                     secret = sensitive.secret_reason(wf.rel_path, data)
                     data, reason = (None, secret) if secret else (data, reason)
                 if data is None:
-                    run.progress.files_skipped += 1
-                    run.warn(f"{wf.rel_path}: skipped, {reason}")
+                    run.skip(wf.rel_path, reason)
                 else:
                     # The content and how it is cut: a new chunker re-chunks every file (vectors: the cache).
                     digest = hashlib.sha256(chunking_fingerprint().encode() + b"\0" + data).hexdigest()

@@ -121,7 +121,14 @@ class IndexRepositoryRequest(_message.Message):
     def __init__(self, path: _Optional[str] = ..., name: _Optional[str] = ..., force_full: _Optional[bool] = ..., exclude: _Optional[_Iterable[str]] = ..., ref: _Optional[str] = ..., changed_paths: _Optional[_Iterable[str]] = ..., watch: _Optional[bool] = ...) -> None: ...
 
 class IndexRepositoryResponse(_message.Message):
-    __slots__ = ("repository", "phase", "files_total", "files_done", "files_changed", "files_deleted", "files_unchanged", "files_skipped", "chunks", "elapsed_seconds", "index_version", "warnings", "degraded_legs", "files_read", "commit", "ref", "delta_from_commit")
+    __slots__ = ("repository", "phase", "files_total", "files_done", "files_changed", "files_deleted", "files_unchanged", "files_skipped", "chunks", "elapsed_seconds", "index_version", "warnings", "degraded_legs", "files_read", "commit", "ref", "delta_from_commit", "skipped_reasons")
+    class SkippedReasonsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
     REPOSITORY_FIELD_NUMBER: _ClassVar[int]
     PHASE_FIELD_NUMBER: _ClassVar[int]
     FILES_TOTAL_FIELD_NUMBER: _ClassVar[int]
@@ -139,6 +146,7 @@ class IndexRepositoryResponse(_message.Message):
     COMMIT_FIELD_NUMBER: _ClassVar[int]
     REF_FIELD_NUMBER: _ClassVar[int]
     DELTA_FROM_COMMIT_FIELD_NUMBER: _ClassVar[int]
+    SKIPPED_REASONS_FIELD_NUMBER: _ClassVar[int]
     repository: str
     phase: IndexPhase
     files_total: int
@@ -156,7 +164,8 @@ class IndexRepositoryResponse(_message.Message):
     commit: str
     ref: str
     delta_from_commit: str
-    def __init__(self, repository: _Optional[str] = ..., phase: _Optional[_Union[IndexPhase, str]] = ..., files_total: _Optional[int] = ..., files_done: _Optional[int] = ..., files_changed: _Optional[int] = ..., files_deleted: _Optional[int] = ..., files_unchanged: _Optional[int] = ..., files_skipped: _Optional[int] = ..., chunks: _Optional[int] = ..., elapsed_seconds: _Optional[float] = ..., index_version: _Optional[int] = ..., warnings: _Optional[_Iterable[str]] = ..., degraded_legs: _Optional[_Iterable[str]] = ..., files_read: _Optional[int] = ..., commit: _Optional[str] = ..., ref: _Optional[str] = ..., delta_from_commit: _Optional[str] = ...) -> None: ...
+    skipped_reasons: _containers.ScalarMap[str, int]
+    def __init__(self, repository: _Optional[str] = ..., phase: _Optional[_Union[IndexPhase, str]] = ..., files_total: _Optional[int] = ..., files_done: _Optional[int] = ..., files_changed: _Optional[int] = ..., files_deleted: _Optional[int] = ..., files_unchanged: _Optional[int] = ..., files_skipped: _Optional[int] = ..., chunks: _Optional[int] = ..., elapsed_seconds: _Optional[float] = ..., index_version: _Optional[int] = ..., warnings: _Optional[_Iterable[str]] = ..., degraded_legs: _Optional[_Iterable[str]] = ..., files_read: _Optional[int] = ..., commit: _Optional[str] = ..., ref: _Optional[str] = ..., delta_from_commit: _Optional[str] = ..., skipped_reasons: _Optional[_Mapping[str, int]] = ...) -> None: ...
 
 class SearchRequest(_message.Message):
     __slots__ = ("query", "repositories", "mode", "preset", "limit", "case_sensitive", "languages", "path_glob", "rerank", "no_cache", "refs")
