@@ -6,8 +6,9 @@ import sqlite3
 from pathlib import Path
 
 from codesearch.common.index_update import IndexBatch
+from codesearch.common.process_pool import MIN_FILES
 from codesearch.config import Settings
-from codesearch.graph.service import WORKER_MIN_FILES, GraphServicer
+from codesearch.graph.service import GraphServicer
 from codesearch.graph.store import DB_NAME
 from codesearch.orchestrator.indexed_file import graph_file, index_file
 
@@ -42,9 +43,9 @@ def _build(home: Path, workers: str, files: list) -> tuple[dict[str, list[tuple]
 
 
 def test_a_worker_builds_the_database_this_process_builds(tmp_path: Path) -> None:
-    files = _files(WORKER_MIN_FILES + 6)
+    files = _files(MIN_FILES + 6)
     in_worker = _build(tmp_path / "worker", "2", files)
     here = _build(tmp_path / "here", "1", files)
     assert in_worker == here
     rows, definitions = in_worker
-    assert definitions == WORKER_MIN_FILES + 6 and rows["calls"]
+    assert definitions == MIN_FILES + 6 and rows["calls"]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import grpc
 from codesearch.common.aio_thread import ThreadedServer
+from codesearch.common.process_pool import MIN_FILES
 from codesearch.config import Settings
-from codesearch.orchestrator.parse_pool import MIN_FILES
 from codesearch.server import registrars
 from codesearch.v1 import graph_pb2, graph_pb2_grpc, search_pb2, search_pb2_grpc
 
@@ -60,7 +60,7 @@ def _index_and_read(root: Path, home: Path, workers: str) -> tuple[int, set[str]
 
 
 def test_worker_processes_index_what_one_process_indexes(tmp_path: Path) -> None:
-    """A run large enough for the parse workers (parse_pool.MIN_FILES) gives the index a single process gives,
+    """A run large enough for the parse workers (process_pool.MIN_FILES) gives the index a single process gives,
     the project's macro table included."""
     root = tmp_path / "repo"
     (root / "lib").mkdir(parents=True)

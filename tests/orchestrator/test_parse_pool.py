@@ -6,8 +6,9 @@ import asyncio
 import os
 import signal
 
+from codesearch.common.process_pool import MIN_FILES
 from codesearch.orchestrator.indexed_file import index_file
-from codesearch.orchestrator.parse_pool import MIN_FILES, FileParser
+from codesearch.orchestrator.parse_pool import FileParser
 
 SOURCES = {
     "pkg/config.py": b'"""Settings."""\n\n\nclass Config:\n    def load(self, path):\n        return parse(path)\n',

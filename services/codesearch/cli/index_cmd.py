@@ -133,16 +133,15 @@ def warning_lines(warnings: list[str], verbose: bool, skipped: dict[str, int] | 
     """Skipped files as one line of counts per reason (every one with --verbose); other warnings, at most
     WARNINGS_SHOWN of them unless verbose. `skipped`: the server's exact counts per reason (the warnings list at
     most 50 files); without them (an older server) the warnings are counted."""
-    reasons: dict[str, int] = {}
+    counted: dict[str, int] = {}
     other = []
     for w in warnings:
         path, mark, reason = w.partition(SKIPPED_MARK)
         if mark and not verbose:
-            reasons[reason] = reasons.get(reason, 0) + 1
+            counted[reason] = counted.get(reason, 0) + 1
         else:
             other.append(w)
-    if skipped and not verbose:
-        reasons = dict(skipped)
+    reasons = dict(skipped) if skipped and not verbose else counted
     lines = []
     if reasons:
         counts = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1]))

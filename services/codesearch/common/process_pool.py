@@ -1,7 +1,8 @@
 """Worker processes for CPU-bound Python work, one pool per process, shared by its services.
 
 Python code holds the GIL, so threads add nothing to parsing files or building a graph: the indexer parses in
-these workers (orchestrator/parse_pool.py) and the graph leg builds its database in them (graph/service.py). Workers
+these workers (orchestrator/parse_pool.py) and the graph leg builds its database in them (graph/service.py: the
+standard library's build took 1.1-1.3 s alone, 3.1-3.4 s beside the other legs' updates in one process). Workers
 are spawned (never forked: the parent runs gRPC threads), live as long as the process and exit with it.
 """
 
@@ -15,12 +16,39 @@ import os
 import signal
 import threading
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+
+# Work of at least this many files goes to the workers (a large index run, a large graph update); a watched save
+# (1 file) or a small commit delta is done in place at once, without waiting on a worker's start (~0.5 s to spawn).
+MIN_FILES = 64
+# What a pool that cannot run its work raises: a worker that died, or no pool to be had (no writable /dev/shm for
+# its locks). The work itself raises neither: parsing reads no file, and a graph build's errors are sqlite's.
+WORKER_FAILURES = (BrokenProcessPool, OSError)
 
 log = logging.getLogger(__name__)
 _pool: ProcessPoolExecutor | None = None
 _pool_workers = 0
 _pool_lock = threading.Lock()
+
+
+def pool_for(configured: int, files: int, work: str) -> ProcessPoolExecutor | None:
+    """The shared pool for `files` files of `work`, or None: do it in this process (small work, one worker
+    configured with CODESEARCH_INDEX_WORKERS, or a pool that cannot start, which is logged)."""
+    workers = worker_count(configured)
+    if workers < 2 or files < MIN_FILES:
+        return None
+    try:
+        return shared_pool(workers)
+    except WORKER_FAILURES as err:
+        log.warning("%s workers unavailable (%s); working in this process", work, err)
+        return None
+
+
+def give_up(pool: ProcessPoolExecutor, err: BaseException, work: str) -> None:
+    """After a WORKER_FAILURES error: logged, and the pool forgotten, so its caller works in this process."""
+    log.warning("%s workers failed (%s); working in this process", work, err)
+    drop_broken(pool)
 
 
 def worker_count(configured: int) -> int:

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import threading
 from collections.abc import AsyncIterator
-from concurrent.futures.process import BrokenProcessPool
 from itertools import islice
 from pathlib import Path
 
@@ -16,7 +14,7 @@ from codesearch.common.errors import check_limit, check_query, check_repo_name, 
 from codesearch.common.filters import OVERSAMPLE, file_filter
 from codesearch.common.grpc_util import rpc
 from codesearch.common.index_update import IndexBatch, WriteLocks, apply_update_stream, update_result
-from codesearch.common.process_pool import drop_broken, shared_pool, worker_count
+from codesearch.common.process_pool import WORKER_FAILURES, give_up, pool_for
 from codesearch.common.snapshot import SnapshotDir, dir_bytes, list_repositories, open_listed, opening
 from codesearch.config import MAX_QUERY_CHARS, Settings
 from codesearch.graph.query import GraphReader, kind_name
@@ -31,14 +29,9 @@ from codesearch.graph.store import (
 from codesearch.v1 import common_pb2, graph_pb2, graph_pb2_grpc
 
 R = graph_pb2
-log = logging.getLogger(__name__)
 SERVICE_DIR = "graph"
 # Symbol names and targets: the query limit the API documents (a Search passes its query as the name).
 MAX_NAME_CHARS = MAX_QUERY_CHARS
-# An update of this many files or more is built in a worker process (common/process_pool.py): the build is Python
-# and sqlite, and beside the other legs' updates in the one-process server it waited on the GIL (the standard
-# library: 1.1-1.3 s alone, 3.1-3.4 s beside them). A watched save stays here, where no worker has to start.
-WORKER_MIN_FILES = 64
 DEFAULT_LIMIT = 50  # results when the request says 0
 MAX_LIMIT = 1000  # per the proto: FindDefinitions/References/Callees take 1..1000
 MAX_IMPACT_LIMIT = 5000  # per the proto
@@ -120,14 +113,9 @@ class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
         self, batch: IndexBatch, previous_db: Path | None, new_db: Path
     ) -> UpdateStats | None:
         """The generation built in a worker process, off this process's GIL, for a large update; None: build it
-        here (a small update, one worker configured, or no worker to be had)."""
-        workers = worker_count(self.settings.index_workers)
-        if workers < 2 or len(batch.files) < WORKER_MIN_FILES:
-            return None
-        try:
-            pool = shared_pool(workers)
-        except OSError as err:
-            log.warning("graph build workers unavailable (%s); building in this process", err)
+        here (process_pool.pool_for says when)."""
+        pool = pool_for(self.settings.index_workers, len(batch.files), "graph build")
+        if pool is None:
             return None
         files = [f.SerializeToString() for f in batch.files]
         future = pool.submit(
@@ -136,9 +124,8 @@ class GraphServicer(graph_pb2_grpc.GraphServiceServicer):
         )  # fmt: skip
         try:
             return future.result()
-        except (BrokenProcessPool, OSError) as err:  # the build's own errors (sqlite's) are not OSErrors
-            log.warning("graph build worker failed (%s); building in this process", err)
-            drop_broken(pool)
+        except WORKER_FAILURES as err:
+            give_up(pool, err, "graph build")
             new_db.unlink(missing_ok=True)  # a worker that died may have left half a database
             return None
 

@@ -24,7 +24,6 @@ from codesearch.common.index_update import update_messages
 from codesearch.common.languages import ProjectHint, detect_language, is_header
 from codesearch.common.metrics import files_indexed, index_runs
 from codesearch.common.parsing import uses_macros
-from codesearch.common.process_pool import worker_count
 from codesearch.common.sources import Source, SourceFile
 from codesearch.common.sources.choose import default_name, open_source
 from codesearch.config import Settings
@@ -161,7 +160,7 @@ class Indexer:
         parses: dict[str, common_pb2.ParsedFile | None] = {}  # path -> its one parse, for the graph leg
         project = ProjectHint.from_paths(wf.rel_path for wf in listing.files)  # decides what a `.h` is
         knowns = [_known_digest(wf, maybe_changed, leg_manifest, available) for wf in listing.files]
-        parser = FileParser(worker_count(self.settings.index_workers), knowns.count(None))
+        parser = FileParser(self.settings.index_workers, knowns.count(None))
         parsing: set[asyncio.Future[None]] = set()  # files in the parser's hands, collected as they finish
 
         async def parse(rel_path: str, data: bytes, project: ProjectHint) -> None:

@@ -8,23 +8,15 @@ messages, which cost less to carry than the objects they hold.
 from __future__ import annotations
 
 import asyncio
-import logging
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 
 from codesearch.common.languages import ProjectHint
-from codesearch.common.process_pool import drop_broken, shared_pool
+from codesearch.common.process_pool import WORKER_FAILURES, give_up, pool_for, worker_count
 from codesearch.orchestrator.indexed_file import index_file
 from codesearch.v1 import common_pb2
 
-# A run parses in the workers only when it has at least this many files to parse: a watched save (1 file) or a
-# small commit delta is parsed in a thread at once, without waiting on a worker's start (~0.5 s to spawn one).
-MIN_FILES = 64
 # Files handed to the workers and not yet collected, per worker: enough that a worker never waits for the next
 # file, few enough that the files' bytes in flight stay small.
 IN_FLIGHT_PER_WORKER = 8
-
-log = logging.getLogger(__name__)
 
 
 def _parse_serialised(
@@ -42,13 +34,8 @@ class FileParser:
     """Parses one run's files, in worker processes when the run is large enough, else in a thread."""
 
     def __init__(self, workers: int, files_to_parse: int) -> None:
-        self.pool: ProcessPoolExecutor | None = None
-        if workers > 1 and files_to_parse >= MIN_FILES:
-            try:
-                self.pool = shared_pool(workers)
-            except OSError as err:  # e.g. no writable /dev/shm for the pool's locks: parse here instead
-                log.warning("parse workers unavailable (%s); parsing in this process", err)
-        self.max_in_flight = max(workers, 1) * IN_FLIGHT_PER_WORKER
+        self.pool = pool_for(workers, files_to_parse, "parse")
+        self.max_in_flight = worker_count(workers) * IN_FLIGHT_PER_WORKER
 
     async def parse(
         self, repository: str, rel_path: str, data: bytes, project: ProjectHint | None
@@ -61,12 +48,8 @@ class FileParser:
                 indexed_bytes, parsed_bytes = await loop.run_in_executor(
                     pool, _parse_serialised, repository, rel_path, data, project
                 )
-            except (
-                BrokenProcessPool,
-                OSError,
-            ) as err:  # index_file itself reads no file: OSError is the pool's
-                log.warning("parse workers failed (%s); parsing in this process", err)
-                drop_broken(pool)
+            except WORKER_FAILURES as err:
+                give_up(pool, err, "parse")
                 self.pool = None
             else:
                 indexed = common_pb2.IndexedFile.FromString(indexed_bytes)
